@@ -1,0 +1,106 @@
+"The command-line contract of the protocol subcommands, run as a user runs them."
+import json, subprocess, sys
+from conftest import run_cli
+from coretex.keccak import keccak256, to_hex
+from coretex.patch import make_patch
+from coretex.state import GENESIS, state_root
+
+GENESIS_ROOT = "0xe026cc5a4aed3c22a58cbd3d2ac754c9352c5436f638042dca99034e83636516"
+
+
+def test_state_root_raw_and_hex(genesis_file, tmp_path):
+    assert run_cli("state-root", genesis_file).stdout.strip() == GENESIS_ROOT
+    hexfile = tmp_path / "g.hex"
+    hexfile.write_text("0X" + "00" * 32768 + "\n")
+    assert run_cli("state-root", hexfile).stdout.strip() == GENESIS_ROOT
+
+
+def test_state_root_bad_input_is_one_line(tmp_path):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x01\x02")
+    r = run_cli("state-root", bad)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "32768" in r.stderr
+    r = run_cli("state-root", tmp_path / "missing")
+    assert r.returncode == 2 and "cannot read state" in r.stderr
+
+
+def test_patch_apply_success_matches_vector(genesis_file, vectors):
+    v = vectors["temporal-update"]
+    r = run_cli("patch-apply", genesis_file, v["patchBytesHex"].upper().replace("0X", ""))
+    out = json.loads(r.stdout)
+    assert r.returncode == 0 and out["ok"] is True
+    assert out["root"] == v["childStateRoot"] and out["patchHash"] == v["patchHash"]
+    assert [w["index"] for w in out["words"]] == [32, 33, 800]
+    assert out["words"][2]["word"] == "0x" + v["patch"]["newWords"][2][2:].rjust(64, "0")
+    assert out["dedupKey"] == to_hex(keccak256(b"coretex-dedup-key-v1", bytes.fromhex(GENESIS_ROOT[2:]), bytes.fromhex(v["patchBytesHex"][2:])))
+
+
+def test_patch_apply_refusals(genesis_file):
+    root = state_root(GENESIS)
+    cases = {
+        "E01": make_patch(b"\x01" * 32, {40: 1}),
+        "E02": make_patch(root, {1000: 1}),
+        "E03": make_patch(root, {i: 1 for i in range(40, 45)}),
+        "E04": make_patch(root, {800: 1}),
+        "E05": make_patch(root, {40: 0}),
+    }
+    for code, data in cases.items():
+        r = run_cli("patch-apply", genesis_file, data.hex())
+        out = json.loads(r.stdout)
+        assert (r.returncode, out["ok"], out["code"]) == (1, False, code), (code, out)
+        assert out["reason"] and "Traceback" not in r.stderr
+
+
+def test_patch_apply_malformed_is_decode(genesis_file):
+    for bad in ("zz", "0x123", "ff", "ff04" + "00" * 40, "07" + "00" * 41):
+        r = run_cli("patch-apply", genesis_file, bad)
+        out = json.loads(r.stdout)
+        assert (r.returncode, out["code"]) == (1, "DECODE") and out["reason"], (bad, out)
+        assert "Traceback" not in r.stderr
+
+
+GOLDEN_ARGS = ["--epoch-secret", "0x" + "11" * 32, "--blockhash", "22" * 32, "--epoch-id", "1", "--patch-hash",
+               "0x" + "33" * 32, "--parent-root", "0x" + "44" * 32, "--corpus-root", "0x" + "66" * 32,
+               "--bundle-hash", "0x" + "77" * 32]
+
+
+def test_seeds_golden_and_case_insensitive():
+    r = run_cli("seeds", *GOLDEN_ARGS)
+    assert json.loads(r.stdout) == {
+        "gateSeed": "0x6c0efb867df8c2f7efe2826cfb8e3b2733cf0bea763145b8c9675abe2aa2109d",
+        "confirmSeed": "0xd7c7a8e1bc32c866457175316e90cda982c80e0faf0a8a55169da026285d6034"}
+    upper = [a.upper() if a.startswith("0x") or set(a) <= set("0123456789abcdef") else a for a in GOLDEN_ARGS]
+    assert run_cli("seeds", *upper).stdout == r.stdout
+
+
+def test_seeds_refuses_zero_blockhash():
+    args = list(GOLDEN_ARGS)
+    args[args.index("--blockhash") + 1] = "0x" + "00" * 32
+    r = run_cli("seeds", *args)
+    assert r.returncode == 2 and r.stdout == "" and "blockhash is zero" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_seeds_bad_epoch_and_hex():
+    args = list(GOLDEN_ARGS)
+    args[args.index("--epoch-id") + 1] = str(2**64)
+    assert "not a u64" in run_cli("seeds", *args).stderr
+    args = list(GOLDEN_ARGS)
+    args[args.index("--parent-root") + 1] = "0x1234"
+    r = run_cli("seeds", *args)
+    assert r.returncode == 2 and "--parent-root: expected 32 bytes, got 2" in r.stderr
+
+
+def test_demo_runs_and_reproduces_vectors(vectors):
+    r = run_cli("demo")
+    assert r.returncode == 0, r.stderr
+    for v in list(vectors.values())[1:]:
+        assert v["childStateRoot"] in r.stdout and v["patchHash"] in r.stdout
+    assert "0x73172e2bc77e2f066a160bc94a48ae73c5221cf11591c3958c03aa5884793506" in r.stdout
+
+
+def test_protocol_commands_do_not_import_ml_stack():
+    code = ("import sys; from coretex.cli import main; main(['state-root', '/dev/null']) if False else None;"
+            "import coretex.state, coretex.patch, coretex.seeds, coretex.layout;"
+            "print(sorted(m for m in ('torch','transformers','sentence_transformers','sklearn','numpy','web3','pymongo') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.stdout.strip() == "[]", r.stdout + r.stderr
