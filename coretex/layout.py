@@ -11,10 +11,11 @@ __all__ = ['SLOT_FAMILIES', 'MEMORY_SLOTS', 'KEY_SLOTS', 'EDGE_TYPES', 'RELATION
            'load_schema', 'decode_header', 'MemorySlot', 'record_id', 'Decoded', 'decode_memory_slot',
            'decode_memory_index', 'RelationEdge', 'CategoryLens', 'decode_relation', 'decode_relations',
            'TemporalRecord', 'decode_temporal', 'RetrievalKey', 'model_id_hash', 'decode_retrieval_key',
-           'decode_retrieval_keys', 'encode_retrieval_key', 'PolicyAtom', 'decode_atom', 'decode_atoms', 'allowed_mask',
-           'allowed_masks', 'reserved_violations', 'Substrate', 'decode_substrate']
+           'decode_retrieval_keys', 'encode_retrieval_key', 'PolicyAtom', 'decode_atom', 'decode_atoms',
+           'encode_memory_slot', 'encode_relation', 'encode_temporal', 'encode_atom', 'allowed_mask', 'allowed_masks',
+           'reserved_violations', 'Substrate', 'decode_substrate']
 
-# %% ../nbs/02_layout.ipynb #55ae439b
+# %% ../nbs/02_layout.ipynb #0af3b246
 import json, re, struct
 from dataclasses import dataclass, field as dfield
 from functools import lru_cache
@@ -22,7 +23,7 @@ from importlib.resources import files
 from .keccak import keccak256, to_hex
 from .state import REGIONS, WORD_COUNT, WORD_MAX, bits, check_pipeline, field
 
-# %% ../nbs/02_layout.ipynb #b40364f2
+# %% ../nbs/02_layout.ipynb #feb85b98
 def fixture_text(name: str) -> str:
     "Text of a file shipped in coretex.fixtures."
     return files("coretex.fixtures").joinpath(name).read_text("utf-8")
@@ -36,7 +37,7 @@ def load_schema() -> dict:
     "The CoreTex state schema (coretex_schema.json)."
     return loads_lenient(fixture_text("coretex_schema.json"))
 
-# %% ../nbs/02_layout.ipynb #e02e1420
+# %% ../nbs/02_layout.ipynb #1e5053d3
 def decode_header(words) -> dict:
     "Named header fields of a state, per coretex_schema.json."
     out = {}
@@ -45,7 +46,7 @@ def decode_header(words) -> dict:
         out[s["name"]] = to_hex(v.to_bytes(32, "big")) if s["fieldType"] == "bytes32" else v
     return out
 
-# %% ../nbs/02_layout.ipynb #d1502ff4
+# %% ../nbs/02_layout.ipynb #0cdea932
 SLOT_FAMILIES = {0: "near_collision", 1: "temporal", 2: "long_horizon", 3: "multi_hop_relation"}
 MEMORY_SLOTS, KEY_SLOTS = 352, 36
 
@@ -61,7 +62,7 @@ def record_id(event_id: str) -> int:
     "recordId a memory slot stores for a corpus event: the first 16 bytes of keccak('coretex:record:' + id)."
     return int.from_bytes(keccak256(b"coretex:record:" + event_id.encode("utf-8"))[:16], "big")
 
-# %% ../nbs/02_layout.ipynb #d54d4db1
+# %% ../nbs/02_layout.ipynb #b617f2ff
 @dataclass
 class Decoded:
     "Decode result of one region: the items read, and how many non-zero entries were tried and failed."
@@ -90,7 +91,7 @@ def decode_memory_index(words) -> Decoded:
         elif m.valid: out.items.append(m)
     return out
 
-# %% ../nbs/02_layout.ipynb #b864a8b6
+# %% ../nbs/02_layout.ipynb #e2c29fb5
 EDGE_TYPES = {1: "supports", 2: "supersedes", 3: "coreference_of", 4: "causes", 5: "derived_from", 6: "co_occurs_with"}
 RELATION_ENTRIES = 128
 LENS_FLAG = 1 << 223
@@ -124,7 +125,7 @@ def decode_relations(words) -> Decoded:
         else: out.items.append(r)
     return out
 
-# %% ../nbs/02_layout.ipynb #b8e322de
+# %% ../nbs/02_layout.ipynb #8d422043
 TEMPORAL_RECORDS = 96
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def decode_temporal(words, slots: dict) -> Decoded:
         else: out.items.append(rec)
     return out
 
-# %% ../nbs/02_layout.ipynb #4ccec35a
+# %% ../nbs/02_layout.ipynb #62b624ec
 KEY_HEADER_BYTES, BUNDLE_KEY_DIM = 9, 243
 
 @dataclass(frozen=True)
@@ -178,14 +179,14 @@ def decode_retrieval_keys(words, dim: int = BUNDLE_KEY_DIM, model_hash: bytes|No
         else: out.items.append(k)
     return out
 
-# %% ../nbs/02_layout.ipynb #8b2dd3a6
+# %% ../nbs/02_layout.ipynb #4fe429f8
 def encode_retrieval_key(model_hash: bytes, l2_norm: float, scale: float, vector) -> tuple:
     "The 8 cells of an r4 retrieval-key slot."
     raw = b"\x01" + model_hash + struct.pack(">f", l2_norm) + struct.pack(f">{len(vector)}b", *vector) + struct.pack(">f", scale)
     raw = raw.ljust(256, b"\0")
     return tuple(int.from_bytes(raw[i:i + 32], "big") for i in range(0, 256, 32))
 
-# %% ../nbs/02_layout.ipynb #6acfb703
+# %% ../nbs/02_layout.ipynb #c4d3a474
 SELECTORS = {1: "relation_path_present", 2: "conflict_set_member", 3: "missing_evidence", 4: "answer_density"}
 EVIDENCE_FEATURES = {1: "support_in_degree", 2: "bridge_hop", 3: "lifecycle_state", 4: "contradicts_edge",
                      5: "scope_differs_edge", 6: "top1_score", 7: "no_public_evidence_path"}
@@ -225,7 +226,33 @@ def decode_atoms(words, family: str) -> Decoded:
         else: out.items.append(a)
     return out
 
-# %% ../nbs/02_layout.ipynb #310bb8f9
+# %% ../nbs/02_layout.ipynb #429b61d0
+_inv = lambda d: {v: k for k, v in d.items()}
+
+def encode_memory_slot(event_id: str, family: str, valid: bool = True, revoked: bool = False, protected: bool = False,
+                       domain: int = 1, retrieval_slot: int = 0, expiry_epoch: int = 0, policy_anchor: bool = False) -> int:
+    "The MemoryIndex cell anchoring corpus event `event_id`."
+    flags = valid | revoked << 1 | protected << 2 | policy_anchor << 3
+    return (record_id(event_id) << 128 | _inv(SLOT_FAMILIES)[family] << 124 | domain << 64 | flags << 48
+            | retrieval_slot << 40 | expiry_epoch)
+
+def encode_relation(edge_type: str, weight: int = 0x8000, source: int|None = None, target: int|None = None) -> int:
+    "A relation cell: an edge between two slots, or (no endpoints) a category lens."
+    w = weight << 240 | _inv(EDGE_TYPES)[edge_type] << 224
+    return w | LENS_FLAG if source is None else w | source << 96 | target
+
+def encode_temporal(memory_slot: int, superseded_by: int = 0xFF, valid_from: int = 0, valid_until: int = 2**40 - 1,
+                    current_stale: bool = False) -> int:
+    "A temporal-record cell."
+    return memory_slot << 248 | superseded_by << 240 | valid_from << 200 | valid_until << 160 | int(current_stale) << 152
+
+def encode_atom(selector: str, evidence_feature: str, action: str, scope: str, target_slot: int, budget: int = 0,
+                flags: int = 0, valid_from_epoch: int = 0, expiry_epoch: int = 0) -> int:
+    "An r5 policy-atom cell."
+    return (_inv(SELECTORS)[selector] << 248 | _inv(EVIDENCE_FEATURES)[evidence_feature] << 240 | _inv(ACTIONS)[action] << 236
+            | _inv(SCOPES)[scope] << 232 | target_slot << 216 | budget << 200 | flags << 192 | valid_from_epoch << 152 | expiry_epoch << 112)
+
+# %% ../nbs/02_layout.ipynb #5900da46
 _RESERVED_FLAG_BITS = bits(207, 193)  # header FLAGS: bit 0 genesis_state, bits 1-15 reserved
 
 @lru_cache(None)
@@ -263,7 +290,7 @@ def reserved_violations(words, pipeline: str = "r5") -> list:
     "Indices of cells with a reserved bit set."
     return [i for i, (w, m) in enumerate(zip(words, allowed_masks(check_pipeline(pipeline)))) if w & ~m]
 
-# %% ../nbs/02_layout.ipynb #221619b1
+# %% ../nbs/02_layout.ipynb #2bf3b422
 @dataclass
 class Substrate:
     pipeline: str
