@@ -4,17 +4,10 @@ A full root hashes 1,024 leaves and 1,023 nodes; a patch of at most four cells n
 hashes along its paths. This measures both on the same random states and prints the ratio.
 Run: python bench/bench_state_root.py [--seconds S]
 """
-import argparse, random, time
+import argparse, random
+from _util import rate
 from coretex.patch import apply_patch, make_patch
 from coretex.state import WORD_COUNT, merkle_levels, state_root, updated_levels
-
-
-def rate(fn, seconds):
-    "Calls of fn per second over about `seconds`."
-    n, t0 = 0, time.perf_counter()
-    while (el := time.perf_counter() - t0) < seconds:
-        fn(); n += 1
-    return n / el
 
 
 def main():

@@ -6,13 +6,14 @@ Docs: https://coretex-dev.github.io/coretex/cli.html.md"""
 
 # %% auto #0
 __all__ = ['CliError', 'emit', 'hex32', 'cmd_state_root', 'cmd_patch_apply', 'cmd_seeds', 'make_reranker', 'cmd_evaluate',
-           'demo_patches', 'cmd_demo', 'build_parser', 'main']
+           'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'demo_patches', 'cmd_demo', 'build_parser',
+           'main']
 
-# %% ../nbs/09_cli.ipynb #4b8e81f0
+# %% ../nbs/09_cli.ipynb #142a5813
 import argparse, json, sys
 from .keccak import keccak256, from_hex, HexError, to_hex, word_hex
 
-# %% ../nbs/09_cli.ipynb #8b432036
+# %% ../nbs/09_cli.ipynb #98bce683
 class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
@@ -25,13 +26,13 @@ def hex32(s: str, what: str) -> bytes:
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #99fade4f
+# %% ../nbs/09_cli.ipynb #6768e49d
 def cmd_state_root(args):
     from coretex.state import read_state, state_root, StateError
     try: print(to_hex(state_root(read_state(args.state))))
     except StateError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #a54154cb
+# %% ../nbs/09_cli.ipynb #32cf2344
 def cmd_patch_apply(args):
     from coretex.state import read_state, StateError
     from coretex.patch import apply_patch, parse_patch_hex, PatchError
@@ -47,7 +48,7 @@ def cmd_patch_apply(args):
     emit({"ok": True, "root": to_hex(a.root), "patchHash": to_hex(a.patch_hash), "dedupKey": to_hex(a.dedup_key),
           "patchBytesHash": to_hex(a.patch_bytes_hash), "words": [{"index": i, "word": word_hex(a.words[i])} for i in changed]})
 
-# %% ../nbs/09_cli.ipynb #4bf11b32
+# %% ../nbs/09_cli.ipynb #9dc81541
 def cmd_seeds(args):
     from coretex.seeds import SeedInputs, SeedError, seeds
     try: epoch = int(args.epoch_id, 0)
@@ -59,7 +60,7 @@ def cmd_seeds(args):
     except SeedError as e: raise CliError(str(e)) from None
     emit(seeds(s))
 
-# %% ../nbs/09_cli.ipynb #ecba524f
+# %% ../nbs/09_cli.ipynb #06435ee2
 def make_reranker(spec: str, first_stage):
     "The reranker named on the command line: 'embedded', 'qwen' (the pinned model) or a model directory."
     from coretex.rerank import EmbeddedReranker, QwenReranker
@@ -89,7 +90,74 @@ def cmd_evaluate(args):
     except (SeedError, PackError, CorpusError, RerankerUnavailable, OSError) as e: raise CliError(str(e)) from None
     print(json.dumps(rep, sort_keys=True, separators=(",", ":"))) if args.json else print(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #d88203aa
+# %% ../nbs/09_cli.ipynb #66786bd8
+def read_jsonl(path) -> list:
+    "Objects of a JSON-lines file; a bad line is a CliError naming it."
+    out = []
+    try:
+        with open(path, "rb") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip(): continue
+                try: obj = json.loads(line)
+                except ValueError as e: raise CliError(f"{path}:{n}: not JSON ({e})") from None
+                if not isinstance(obj, dict): raise CliError(f"{path}:{n}: expected a JSON object")
+                out.append(obj)
+    except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
+    return out
+
+def parse_duration(s: str):
+    "A timedelta from '24h', '90m', '2d' or '3600s'."
+    import re
+    from datetime import timedelta
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", s or "")
+    if not m: raise CliError(f"duration {s!r}: expected a number and a unit s, m, h or d (e.g. 24h)")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[m.group(2)]
+    return timedelta(**{unit: float(m.group(1))})
+
+def _open_store(args):
+    from coretex.store import open_db, StoreError
+    try: return open_db(args.mongodb_uri)
+    except StoreError as e: raise CliError(str(e)) from None
+
+def cmd_consensus(args):
+    import hashlib
+    from coretex.consensus import evaluate_challenge, ConsensusStore
+    rows = read_jsonl(args.responses)
+    r = evaluate_challenge(rows, out_dir=args.out)
+    if not args.no_store:
+        db, close = _open_store(args)
+        try:
+            cid = args.challenge_id or hashlib.sha256(open(args.responses, "rb").read()).hexdigest()[:16]
+            if db.challenges.find_one({"_id": cid}) is None: ConsensusStore(db).record(cid, args.prompt or "", rows, r)
+        finally: close()
+    if args.json: return print(json.dumps(r.to_json(), sort_keys=True))
+    print(f"theta {r.theta:.4f}  threshold {r.threshold}  consensus {'yes' if r.consensus else 'no'}"
+          + ("  (single response)" if r.single_response else ""))
+    reason = {o["miner"]: o["reason"] for o in r.out_of_consensus}
+    print(f"\n{'miner':<16}{'status':<10}{'score':>8}{'emission':>12}  reason")
+    for m in dict.fromkeys(list(r.scores) + list(reason)):
+        status = "in" if m in r.in_consensus else "out"
+        print(f"{m:<16}{status:<10}{r.scores.get(m, 0.0):>8.2f}{r.emissions.get(m, 0.0):>12.5f}  {reason.get(m, '')}")
+    if r.sybil: print("\nSybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil))
+    if r.heatmap_png: print(f"\nheatmap: {r.heatmap_png}")
+    print(f"\n{r.narrative}")
+
+def cmd_weights(args):
+    from datetime import datetime, timezone
+    from coretex.consensus import ConsensusStore, ema_weights
+    since = parse_duration(args.since)
+    db, close = _open_store(args)
+    try: evs = ConsensusStore(db).evaluations_since(datetime.now(timezone.utc) - since)
+    finally: close()
+    w = ema_weights(evs, args.alpha, since)
+    if args.json: return print(json.dumps({"since": args.since, "evaluations": len(evs), "weights": w}, sort_keys=True))
+    if not w:
+        print(f"no weights: {len(evs)} evaluation(s) in the last {args.since}" + (", every EMA is zero (round skipped)" if evs else ""))
+        return 0
+    print(f"{len(evs)} evaluation(s) in the last {args.since}, alpha {args.alpha}")
+    for m, v in sorted(w.items(), key=lambda kv: -kv[1]): print(f"{m:<24}{v:.6f}")
+
+# %% ../nbs/09_cli.ipynb #10736408
 def _demo_protocol(say) -> None:
     from coretex.state import GENESIS, state_root
     from coretex.patch import apply_patch, decode_patch
@@ -145,7 +213,7 @@ def cmd_demo(args):
         rep = evaluate_patch(ev, GENESIS, patch, keccak256(b"coretex demo target block"), keccak256(b"coretex demo epoch secret"), 1)
         say(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #65d12b8f
+# %% ../nbs/09_cli.ipynb #47134526
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -171,6 +239,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("consensus", help="score one challenge's responses: consensus, scores, emissions, heatmap")
+    p.add_argument("responses", metavar="RESPONSES.jsonl")
+    p.add_argument("--out", default=".", help="folder for the heatmap PNG (default: current folder)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--challenge-id", help="id to store the evaluation under (default: hash of the file)")
+    p.add_argument("--prompt", help="the challenge's prompt, stored with it")
+    p.add_argument("--no-store", action="store_true", help="do not record the evaluation in the database")
+    p.add_argument("--mongodb-uri", help="MongoDB URI (default: $CORETEX_MONGODB_URI, else the embedded server)")
+    p.set_defaults(func=cmd_consensus)
+    p = sub.add_parser("weights", help="print normalised EMA weights over stored evaluations")
+    p.add_argument("--since", default="24h", help="lookback window, e.g. 24h, 90m, 2d")
+    p.add_argument("--alpha", type=float, default=0.3)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--mongodb-uri")
+    p.set_defaults(func=cmd_weights)
     p = sub.add_parser("seeds", help="derive the gate and confirm seeds")
     for name in ("epoch-secret", "blockhash", "patch-hash", "parent-root", "corpus-root", "bundle-hash"):
         p.add_argument(f"--{name}", required=True, metavar="HEX")
