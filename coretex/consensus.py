@@ -10,13 +10,13 @@ __all__ = ['ICE_CHALLENGE', 'CLEANED', 'ConsensusConfig', 'clean_responses', 'lo
            'sybil_groups', 'draw_heatmap', 'template_narrative', 'ConsensusResult', 'evaluate_challenge',
            'ice_responses', 'ema_scores', 'ema_weights', 'ConsensusStore', 'DatabaseWeightSetter', 'WeightLoop']
 
-# %% ../nbs/11_consensus.ipynb #af969a91
+# %% ../nbs/11_consensus.ipynb #38089e5f
 import hashlib, math, os, re, unicodedata
 from dataclasses import dataclass, field as dfield, asdict
 from datetime import datetime, timedelta, timezone
 import numpy as np
 
-# %% ../nbs/11_consensus.ipynb #c3be7b12
+# %% ../nbs/11_consensus.ipynb #04b7f0a6
 @dataclass
 class ConsensusConfig:
     "Every knob of the consensus pipeline; the defaults are the document's."
@@ -37,7 +37,7 @@ class ConsensusConfig:
     heatmap: bool = True
     max_embed_chars: int = 4000           # texts are cut for the embedder; words are counted on the full text
 
-# %% ../nbs/11_consensus.ipynb #02282bb8
+# %% ../nbs/11_consensus.ipynb #6c9582d9
 def _text(t) -> str:
     if isinstance(t, (bytes, bytearray)): t = bytes(t).decode("utf-8", errors="replace")
     return unicodedata.normalize("NFC", "" if t is None else str(t))
@@ -64,7 +64,7 @@ def clean_responses(responses) -> tuple:
         if k["time"] is None or k["time"] < 0: k["time"] = max(valid) if valid else 0.0
     return kept, gone
 
-# %% ../nbs/11_consensus.ipynb #0cca4939
+# %% ../nbs/11_consensus.ipynb #210b5d74
 def lof_filter(E: np.ndarray, idx: list) -> tuple:
     "(survivor indices, {index: reason}) after LOF on the rows `idx` of E."
     if len(idx) < 3: return idx, {}
@@ -74,7 +74,7 @@ def lof_filter(E: np.ndarray, idx: list) -> tuple:
     return ([i for i, f in zip(idx, flags) if f == 1],
             {i: f"LOF outlier (factor {-s:.2f})" for i, f, s in zip(idx, flags, lof.negative_outlier_factor_) if f != 1})
 
-# %% ../nbs/11_consensus.ipynb #61dd16f7
+# %% ../nbs/11_consensus.ipynb #b2ef7d96
 def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     "(survivor indices, {index: reason}) of the length filter."
     if not 0 <= sensitivity <= 1: raise ValueError(f"quality_sensitivity {sensitivity} outside [0, 1]")
@@ -82,7 +82,7 @@ def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     floor = (1 - sensitivity) * np.mean([words[i] for i in idx])
     return [i for i in idx if words[i] >= floor], {i: f"too short ({words[i]} words < {floor:.1f})" for i in idx if words[i] < floor}
 
-# %% ../nbs/11_consensus.ipynb #79c7e21c
+# %% ../nbs/11_consensus.ipynb #710b4e6f
 def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     "(survivor indices, {index: reason}) keeping the dominant agglomerative cluster."
     if len(idx) < 2: return idx, {}
@@ -98,7 +98,7 @@ def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     best = min(groups.values(), key=key)
     return best, {i: "outside the dominant cluster" for i in idx if i not in best}
 
-# %% ../nbs/11_consensus.ipynb #15d4aa6d
+# %% ../nbs/11_consensus.ipynb #211ef9d2
 def theta(S: np.ndarray, idx: list, lam: float = 1.0) -> float:
     "mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2)."
     if len(idx) < 2: return 0.0
@@ -124,7 +124,7 @@ def polarity_agrees(labels: list, share: float = 0.8) -> bool:
     pol = [l for l in labels if l != "neutral"]
     return not pol or max(pol.count("affirmative"), pol.count("negative")) / len(pol) >= share
 
-# %% ../nbs/11_consensus.ipynb #55bb92e3
+# %% ../nbs/11_consensus.ipynb #7ba2b3af
 def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: float, in_consensus: bool) -> float:
     "The 0-100 composite of response i."
     others = [j for j in survivors if j != i]
@@ -133,7 +133,7 @@ def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: 
         return 100 * (0.5 * align + 0.2 * words[i] / max(words[j] for j in survivors) + 0.2 * conf + 0.1)
     return 100 * (0.5 * 0.6 * align + 0.2 * words[i] / max(max(words), 1) + 0.2 * conf)
 
-# %% ../nbs/11_consensus.ipynb #29e3b8b2
+# %% ../nbs/11_consensus.ipynb #e494474e
 def top_score_bonus(d: float, scale: float = 0.1, cap: float = 1.5) -> float:
     "Multiplier for the top scorer whose lead over the second is `d` points."
     return min(cap, 1 + 0.5 * math.tanh(scale * max(0.0, d)))
@@ -144,7 +144,7 @@ def base_emissions(times: list, th: float) -> list:
     if total <= 0: return [(1 - 1 / len(times)) * th for _ in times]
     return [(1 - t / total) * th for t in times]
 
-# %% ../nbs/11_consensus.ipynb #c8d7ed6f
+# %% ../nbs/11_consensus.ipynb #ad149d0f
 def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
     "Groups (>= 2 miners) connected by pairwise cosine >= threshold."
     parent = list(range(len(miners)))
@@ -164,9 +164,13 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     n = len(miners)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.55 * max(n, 4), 0.9 + 0.5 * max(n, 4)), dpi=110)
-    im = ax.imshow(S, cmap="coolwarm", vmin=min(0.0, float(S.min())), vmax=1.0)
-    ax.set_xticks(range(n), miners, rotation=60, ha="right", fontsize=8); ax.set_yticks(range(n), miners, fontsize=8)
+    side = min(12.0, 1.2 + 0.55 * max(n, 4))  # grows with n up to a page, then stays
+    fig, ax = plt.subplots(figsize=(side, side * 0.9), dpi=110)
+    im = ax.imshow(S, cmap="coolwarm", vmin=min(0.0, float(S.min())), vmax=1.0, interpolation="nearest")
+    step = max(1, n // 40)  # at most ~40 labelled rows; beyond that every step-th miner
+    ticks = list(range(0, n, step))
+    ax.set_xticks(ticks, [miners[i] for i in ticks], rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(ticks, [miners[i] for i in ticks], fontsize=8)
     if n <= 12:
         for a in range(n):
             for b in range(n): ax.text(b, a, f"{S[a, b]:.2f}", ha="center", va="center", fontsize=7)
@@ -174,7 +178,7 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
     fig.savefig(path); plt.close(fig)
     return path
 
-# %% ../nbs/11_consensus.ipynb #ef3d6fa7
+# %% ../nbs/11_consensus.ipynb #39cdb650
 def template_narrative(r) -> str:
     "A plain account of a consensus result."
     if not r.scores and not r.out_of_consensus: return "No responses were received."
@@ -188,7 +192,7 @@ def template_narrative(r) -> str:
     if r.sybil: lines.append("Possible Sybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil) + ".")
     return " ".join(lines)
 
-# %% ../nbs/11_consensus.ipynb #7e93a892
+# %% ../nbs/11_consensus.ipynb #7ecb331f
 @dataclass
 class ConsensusResult:
     theta: float
@@ -213,7 +217,7 @@ def _default_embedder():
         _EMBEDDER = Embedder()
     return _EMBEDDER
 
-# %% ../nbs/11_consensus.ipynb #9e46246f
+# %% ../nbs/11_consensus.ipynb #110eafdf
 def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=None, embeddings=None, out_dir=None,
                        polarity_fn=lexical_polarity, narrator=template_narrative) -> ConsensusResult:
     "Consensus, scores and emissions for the responses to one challenge."
@@ -258,7 +262,7 @@ def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=
     r.narrative = narrator(r)
     return r
 
-# %% ../nbs/11_consensus.ipynb #81eb7717
+# %% ../nbs/11_consensus.ipynb #13379b0d
 ICE_CHALLENGE = [
     ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
     ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
@@ -278,7 +282,7 @@ def ice_responses() -> list:
     "The twelve-response example challenge as response dicts."
     return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
 
-# %% ../nbs/11_consensus.ipynb #b5903697
+# %% ../nbs/11_consensus.ipynb #c67da5df
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
@@ -302,7 +306,7 @@ def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta
     total = sum(max(0.0, v) for v in ema.values())
     return {m: max(0.0, v) / total for m, v in sorted(ema.items())} if total > 0 else {}
 
-# %% ../nbs/11_consensus.ipynb #294b9d4a
+# %% ../nbs/11_consensus.ipynb #0e308083
 CLEANED = ("challenges", "responses", "evaluations", "miner_scores")
 
 class ConsensusStore:
@@ -337,7 +341,7 @@ class DatabaseWeightSetter:
     def __init__(self, db): self.db = db
     def __call__(self, weights: dict, now: datetime) -> None: self.db.weights.insert_one({"timestamp": now, "weights": weights})
 
-# %% ../nbs/11_consensus.ipynb #6e9800d9
+# %% ../nbs/11_consensus.ipynb #3c34591d
 @dataclass
 class WeightLoop:
     "Sets weights from the store's evaluations at most every `interval`, within the rate limit."
