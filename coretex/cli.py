@@ -6,14 +6,14 @@ Docs: https://coretex-dev.github.io/coretex/cli.html.md"""
 
 # %% auto #0
 __all__ = ['CliError', 'emit', 'hex32', 'cmd_state_root', 'cmd_patch_apply', 'cmd_seeds', 'make_reranker', 'cmd_evaluate',
-           'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'demo_patches', 'cmd_demo', 'build_parser',
-           'main']
+           'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'cmd_beliefs_eval', 'demo_patches',
+           'cmd_demo', 'build_parser', 'main']
 
-# %% ../nbs/09_cli.ipynb #142a5813
+# %% ../nbs/09_cli.ipynb #b76440f2
 import argparse, json, sys
 from .keccak import keccak256, from_hex, HexError, to_hex, word_hex
 
-# %% ../nbs/09_cli.ipynb #98bce683
+# %% ../nbs/09_cli.ipynb #982b6583
 class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
@@ -26,13 +26,13 @@ def hex32(s: str, what: str) -> bytes:
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #6768e49d
+# %% ../nbs/09_cli.ipynb #251045ec
 def cmd_state_root(args):
     from coretex.state import read_state, state_root, StateError
     try: print(to_hex(state_root(read_state(args.state))))
     except StateError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #32cf2344
+# %% ../nbs/09_cli.ipynb #694e4c16
 def cmd_patch_apply(args):
     from coretex.state import read_state, StateError
     from coretex.patch import apply_patch, parse_patch_hex, PatchError
@@ -48,7 +48,7 @@ def cmd_patch_apply(args):
     emit({"ok": True, "root": to_hex(a.root), "patchHash": to_hex(a.patch_hash), "dedupKey": to_hex(a.dedup_key),
           "patchBytesHash": to_hex(a.patch_bytes_hash), "words": [{"index": i, "word": word_hex(a.words[i])} for i in changed]})
 
-# %% ../nbs/09_cli.ipynb #9dc81541
+# %% ../nbs/09_cli.ipynb #92d57d36
 def cmd_seeds(args):
     from coretex.seeds import SeedInputs, SeedError, seeds
     try: epoch = int(args.epoch_id, 0)
@@ -60,7 +60,7 @@ def cmd_seeds(args):
     except SeedError as e: raise CliError(str(e)) from None
     emit(seeds(s))
 
-# %% ../nbs/09_cli.ipynb #06435ee2
+# %% ../nbs/09_cli.ipynb #faab2a01
 def make_reranker(spec: str, first_stage):
     "The reranker named on the command line: 'embedded', 'qwen' (the pinned model) or a model directory."
     from coretex.rerank import EmbeddedReranker, QwenReranker
@@ -90,7 +90,7 @@ def cmd_evaluate(args):
     except (SeedError, PackError, CorpusError, RerankerUnavailable, OSError) as e: raise CliError(str(e)) from None
     print(json.dumps(rep, sort_keys=True, separators=(",", ":"))) if args.json else print(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #66786bd8
+# %% ../nbs/09_cli.ipynb #a204b2ad
 def read_jsonl(path) -> list:
     "Objects of a JSON-lines file; a bad line is a CliError naming it."
     out = []
@@ -157,7 +157,21 @@ def cmd_weights(args):
     print(f"{len(evs)} evaluation(s) in the last {args.since}, alpha {args.alpha}")
     for m, v in sorted(w.items(), key=lambda kv: -kv[1]): print(f"{m:<24}{v:.6f}")
 
-# %% ../nbs/09_cli.ipynb #10736408
+# %% ../nbs/09_cli.ipynb #270f4ab4
+def cmd_beliefs_eval(args):
+    from coretex.tenure import run_suite, render_table
+    from coretex.store import open_db, StoreError
+    try: db, close = open_db(args.mongodb_uri, name="coretex_tenure")
+    except StoreError as e: raise CliError(str(e)) from None
+    try: row, _, _ = run_suite(args.backend, db, args.out)
+    except OSError as e: raise CliError(f"cannot write reports to {args.out}: {e.strerror}") from None
+    finally: close()
+    if args.json:
+        return print(json.dumps({k: row[k] for k in ("backend", "static", "session", "mean_precision", "drift")}, sort_keys=True))
+    print(render_table({args.backend: row}))
+    print(f"\nreports written to {args.out}")
+
+# %% ../nbs/09_cli.ipynb #8407e907
 def _demo_protocol(say) -> None:
     from coretex.state import GENESIS, state_root
     from coretex.patch import apply_patch, decode_patch
@@ -213,7 +227,7 @@ def cmd_demo(args):
         rep = evaluate_patch(ev, GENESIS, patch, keccak256(b"coretex demo target block"), keccak256(b"coretex demo epoch secret"), 1)
         say(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #47134526
+# %% ../nbs/09_cli.ipynb #8f7b9b13
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -254,6 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.add_argument("--mongodb-uri")
     p.set_defaults(func=cmd_weights)
+    p = sub.add_parser("beliefs", help="belief-memory retrieval (the Tenure paper's suite)")
+    bsub = p.add_subparsers(dest="beliefs_command", required=True, metavar="SUBCOMMAND")
+    e = bsub.add_parser("eval", help="run the 72-case suite with one backend and print its table row")
+    e.add_argument("--backend", choices=["bm25", "vector", "vector-threshold"], default="bm25")
+    e.add_argument("--out", default="test-results", help="folder for the JSON reports (default: test-results)")
+    e.add_argument("--json", action="store_true")
+    e.add_argument("--mongodb-uri")
+    e.set_defaults(func=cmd_beliefs_eval)
     p = sub.add_parser("seeds", help="derive the gate and confirm seeds")
     for name in ("epoch-secret", "blockhash", "patch-hash", "parent-root", "corpus-root", "bundle-hash"):
         p.add_argument(f"--{name}", required=True, metavar="HEX")
