@@ -43,7 +43,7 @@ def main():
     ev, t_index = timed(lambda: E.Evaluator(corpus, progress=True))
     print(f"index build (embeddings, cached on disk after the first run; BM25): {t_index:.1f}s")
     ev.fs.retrieve = timer("stage 1 (dense + BM25)", ev.fs.retrieve)
-    ev.fs.prime = timer("query embedding", ev.fs.prime)
+    ev.fs.prime = timer("query embedding + pack cosines (batched)", ev.fs.prime)
     ev.rerank = timer("rerank", ev.rerank)
     E.route = timer("substrate routing", E.route)
     E.query_metrics = timer("metrics", E.query_metrics)

@@ -8,13 +8,13 @@ Docs: https://coretex-dev.github.io/coretex/retrieval.html.md"""
 __all__ = ['DEFAULT_EMBEDDER', 'default_embedder_path', 'Embedder', 'cache_dir', 'embed_cached', 'tokenize', 'BM25Index', 'top_k',
            'minmax', 'FirstStage']
 
-# %% ../nbs/06_retrieval.ipynb #dfe3355c
+# %% ../nbs/06_retrieval.ipynb #4cc0d76a
 import hashlib, os, re
 from pathlib import Path
 import numpy as np
 from scipy import sparse
 
-# %% ../nbs/06_retrieval.ipynb #bc25b7d7
+# %% ../nbs/06_retrieval.ipynb #0aa05a6b
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
 
 def default_embedder_path() -> str:
@@ -42,7 +42,7 @@ class Embedder:
         return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
 
-# %% ../nbs/06_retrieval.ipynb #03dbec43
+# %% ../nbs/06_retrieval.ipynb #050364e5
 def cache_dir() -> Path:
     "Where coretex keeps derived data (embeddings)."
     return Path(os.environ.get("CORETEX_CACHE", Path.home() / ".cache" / "coretex"))
@@ -58,7 +58,7 @@ def embed_cached(embedder: Embedder, texts: list, progress: bool = False) -> np.
     np.save(tmp, out); os.replace(tmp, path)  # atomic: a crash never leaves a half-written cache
     return out
 
-# %% ../nbs/06_retrieval.ipynb #bf18be69
+# %% ../nbs/06_retrieval.ipynb #4944c001
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 def tokenize(text: str) -> list:
@@ -92,7 +92,7 @@ class BM25Index:
         "BM25 score of every document for the query `text`."
         return np.asarray((self.query_vector(text) @ self.weights).todense()).ravel()
 
-# %% ../nbs/06_retrieval.ipynb #f6be7fdd
+# %% ../nbs/06_retrieval.ipynb #aeca7056
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     "Indices of the k highest scores, score descending then index ascending."
     k = min(k, len(scores))
@@ -107,7 +107,7 @@ def minmax(x: np.ndarray) -> np.ndarray:
     if x.size == 0 or x.max() - x.min() <= 0: return np.zeros_like(x)
     return (x - x.min()) / (x.max() - x.min())
 
-# %% ../nbs/06_retrieval.ipynb #358775f6
+# %% ../nbs/06_retrieval.ipynb #4383348d
 class FirstStage:
     "Hybrid dense + BM25 retrieval over a corpus's documents, cached per query."
     def __init__(self, corpus, embedder: Embedder, top_k: int = 3200, dense_weight: float = 1.0,
@@ -125,14 +125,19 @@ class FirstStage:
         return self._cache[("v", text)]
 
     def prime(self, texts) -> None:
-        "Embed many queries in one batch (what a pack evaluation does first)."
+        "Embed many queries and their dense cosines in one batch (what a pack evaluation does first)."
         todo = [t for t in dict.fromkeys(texts) if ("v", t) not in self._cache]
         for t, v in zip(todo, self.embedder.encode(todo)): self._cache[("v", t)] = v
+        todo = [t for t in dict.fromkeys(texts) if ("s", t) not in self._cache]
+        if todo:  # one matrix product for the whole pack: far cheaper than one matrix-vector product per query
+            cos = self.doc_vecs @ np.stack([self._cache[("v", t)] for t in todo]).T
+            for j, t in enumerate(todo): self._cache[("c", t)] = np.ascontiguousarray(cos[:, j])
 
     def retrieve(self, text: str) -> tuple:
         "(doc indices, fused scores, dense cosines of all docs) of the stage-1 top k."
         if ("s", text) not in self._cache:
-            cos = self.doc_vecs @ self.query_vector(text)
+            cos = self._cache.pop(("c", text), None)
+            cos = self.doc_vecs @ self.query_vector(text) if cos is None else cos
             fused = self.dense_weight * minmax(cos) + self.lexical_weight * minmax(self.bm25.scores(text))
             idx = top_k(fused, self.k)
             self._cache[("s", text)] = (idx, fused[idx], cos)
