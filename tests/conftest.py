@@ -1,14 +1,5 @@
-import json, subprocess, sys
-from pathlib import Path
+import json
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_ANCHORS = ROOT.parent / "shared" / "anchors"
-
-
-def run_cli(*args, input=None):
-    "Run the installed `coretex` console command; returns the CompletedProcess."
-    return subprocess.run(["coretex", *map(str, args)], capture_output=True, text=True, input=input, timeout=600)
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 "The golden files coretex ships are unmodified copies of the protocol's anchors."
 import pytest
 from importlib.resources import files
-from conftest import SHARED_ANCHORS
+from helpers import SHARED_ANCHORS
 
 COPIES = {
     "seed-derivation-golden.json": "seed-derivation-golden.json",

@@ -2,7 +2,7 @@
 import json, tempfile
 import pytest
 import bm25s
-from conftest import run_cli
+from helpers import run_cli
 from coretex.beliefs import BeliefStore, BM25Backend, whole_name_tokens, tenure_fixture
 from coretex.store import open_db
 

@@ -1,6 +1,6 @@
 "The command-line contract of the protocol subcommands, run as a user runs them."
 import json, subprocess, sys
-from conftest import run_cli
+from helpers import run_cli
 from coretex.keccak import keccak256, to_hex
 from coretex.patch import make_patch
 from coretex.state import GENESIS, state_root

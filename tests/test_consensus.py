@@ -2,7 +2,7 @@
 import json, math, os
 import numpy as np
 import pytest
-from conftest import run_cli
+from helpers import run_cli
 from coretex.consensus import (ConsensusConfig, evaluate_challenge, ice_responses, base_emissions, top_score_bonus,
                                ConsensusResult, ConsensusStore, ema_weights)
 

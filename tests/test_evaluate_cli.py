@@ -1,6 +1,6 @@
 "`coretex evaluate` from the command line: the JSON contract, determinism, and refusals."
 import json
-from conftest import run_cli
+from helpers import run_cli
 from coretex.keccak import keccak256
 from coretex.layout import encode_relation
 from coretex.patch import make_patch

@@ -1,7 +1,7 @@
 "The notebooks are the source: the exported package and the README's test command must agree with them."
 import re, shutil, subprocess
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 
 def test_ci_runs_the_readme_test_command():
