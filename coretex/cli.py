@@ -6,14 +6,15 @@ Docs: https://coretex-dev.github.io/coretex/cli.html.md"""
 
 # %% auto #0
 __all__ = ['CliError', 'emit', 'hex32', 'cmd_state_root', 'cmd_patch_apply', 'cmd_seeds', 'make_reranker', 'cmd_evaluate',
-           'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'cmd_beliefs_eval', 'demo_patches',
-           'cmd_demo', 'build_parser', 'main']
+           'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'cmd_beliefs_eval', 'cmd_coordinator_work',
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'build_parser',
+           'main']
 
-# %% ../nbs/09_cli.ipynb #b76440f2
+# %% ../nbs/09_cli.ipynb #f27d596e
 import argparse, json, sys
 from .keccak import keccak256, from_hex, HexError, to_hex, word_hex
 
-# %% ../nbs/09_cli.ipynb #982b6583
+# %% ../nbs/09_cli.ipynb #5e1f380e
 class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
@@ -26,13 +27,13 @@ def hex32(s: str, what: str) -> bytes:
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #251045ec
+# %% ../nbs/09_cli.ipynb #3d1c7c26
 def cmd_state_root(args):
     from coretex.state import read_state, state_root, StateError
     try: print(to_hex(state_root(read_state(args.state))))
     except StateError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #694e4c16
+# %% ../nbs/09_cli.ipynb #f362beb6
 def cmd_patch_apply(args):
     from coretex.state import read_state, StateError
     from coretex.patch import apply_patch, parse_patch_hex, PatchError
@@ -48,7 +49,7 @@ def cmd_patch_apply(args):
     emit({"ok": True, "root": to_hex(a.root), "patchHash": to_hex(a.patch_hash), "dedupKey": to_hex(a.dedup_key),
           "patchBytesHash": to_hex(a.patch_bytes_hash), "words": [{"index": i, "word": word_hex(a.words[i])} for i in changed]})
 
-# %% ../nbs/09_cli.ipynb #92d57d36
+# %% ../nbs/09_cli.ipynb #7181c9c1
 def cmd_seeds(args):
     from coretex.seeds import SeedInputs, SeedError, seeds
     try: epoch = int(args.epoch_id, 0)
@@ -60,7 +61,7 @@ def cmd_seeds(args):
     except SeedError as e: raise CliError(str(e)) from None
     emit(seeds(s))
 
-# %% ../nbs/09_cli.ipynb #faab2a01
+# %% ../nbs/09_cli.ipynb #fd691fa2
 def make_reranker(spec: str, first_stage):
     "The reranker named on the command line: 'embedded', 'qwen' (the pinned model) or a model directory."
     from coretex.rerank import EmbeddedReranker, QwenReranker
@@ -90,7 +91,7 @@ def cmd_evaluate(args):
     except (SeedError, PackError, CorpusError, RerankerUnavailable, OSError) as e: raise CliError(str(e)) from None
     print(json.dumps(rep, sort_keys=True, separators=(",", ":"))) if args.json else print(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #a204b2ad
+# %% ../nbs/09_cli.ipynb #9bf073cc
 def read_jsonl(path) -> list:
     "Objects of a JSON-lines file; a bad line is a CliError naming it."
     out = []
@@ -157,7 +158,7 @@ def cmd_weights(args):
     print(f"{len(evs)} evaluation(s) in the last {args.since}, alpha {args.alpha}")
     for m, v in sorted(w.items(), key=lambda kv: -kv[1]): print(f"{m:<24}{v:.6f}")
 
-# %% ../nbs/09_cli.ipynb #270f4ab4
+# %% ../nbs/09_cli.ipynb #c97df01a
 def cmd_beliefs_eval(args):
     from coretex.tenure import run_suite, render_table
     from coretex.store import open_db, StoreError
@@ -171,7 +172,76 @@ def cmd_beliefs_eval(args):
     print(render_table({args.backend: row}))
     print(f"\nreports written to {args.out}")
 
-# %% ../nbs/09_cli.ipynb #8407e907
+# %% ../nbs/09_cli.ipynb #481bb695
+def _coordinator(args):
+    from coretex.chain import Chain, ChainError
+    from coretex.coordinator import Coordinator
+    from coretex.evaluate import Evaluator
+    from coretex.receipt import Signer
+    from coretex.store import data_dir
+    db, close = _open_store(args)
+    try:
+        chain = Chain.connect(args.rpc)
+        signer = Signer.load(args.key_file or data_dir().parent / "coordinator.key", create=args.key_file is None)
+    except (ChainError, ValueError, HexError) as e:
+        close(); raise CliError(str(e)) from None
+    return Coordinator(db, chain, Evaluator(), signer, confirmations=args.confirmations), close
+
+def cmd_coordinator_work(args):
+    import threading
+    from coretex.coordinator import work
+    coord, close = _coordinator(args)
+    try:
+        if args.once:
+            for jid in coord.pending():
+                env = coord.process(jid)
+                print(f"job {jid}: {env['report']['outcome']} (gate {env['report']['receipt']['gateDeltaPpm']} ppm)", flush=True)
+        else: work(coord, threading.Event(), log=lambda m: print(m, flush=True))
+    finally: close()
+
+def cmd_coordinator_serve(args):
+    import os, threading
+    from werkzeug.serving import make_server
+    from coretex.coordinator import make_app, work
+    from coretex.state import GENESIS, read_state, StateError
+    coord, close = _coordinator(args)
+    try:
+        if coord.db.epochs.find_one({"_id": args.epoch}) is None:
+            try: parent = read_state(args.state) if args.state else GENESIS
+            except StateError as e: raise CliError(str(e)) from None
+            print(f"epoch {args.epoch} opened; secret commitment {coord.open_epoch(args.epoch, parent, os.urandom(32))}", flush=True)
+        stop = threading.Event()
+        threading.Thread(target=work, args=(coord, stop), kwargs={"log": lambda m: print(m, flush=True)}, daemon=True).start()
+        srv = make_server(args.host, args.port, make_app(coord, args.rate))
+        print(f"coordinator listening on http://{args.host}:{srv.server_port} (signer {coord.signer.address})", flush=True)
+        try: srv.serve_forever()
+        finally: stop.set()
+    finally: close()
+
+def cmd_coordinator_reveal(args):
+    db, close = _open_store(args)
+    try:
+        ep = db.epochs.find_one_and_update({"_id": args.epoch}, {"$set": {"open": False}})
+        if ep is None: raise CliError(f"no epoch {args.epoch}")
+        emit({"epochId": args.epoch, "epochSecret": ep["secret"], "commitment": ep["commitment"]})
+    finally: close()
+
+def cmd_replay(args):
+    from coretex.chain import Chain, ChainError
+    from coretex.evaluate import Evaluator
+    from coretex.replay import replay, render_checks
+    try:
+        with open(args.report) as f: env = json.load(f)
+    except (OSError, ValueError) as e: raise CliError(f"cannot read report {args.report}: {e}") from None
+    if not isinstance(env, dict) or "report" not in env or "signedReceipt" not in env: raise CliError(f"{args.report} is not a signed eval report")
+    try: chain = Chain.connect(args.rpc)
+    except ChainError as e: raise CliError(str(e)) from None
+    secret = hex32(args.epoch_secret, "--epoch-secret") if args.epoch_secret else None
+    checks = replay(env, chain, Evaluator(), secret, args.signer)
+    print(render_checks(checks))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+# %% ../nbs/09_cli.ipynb #a5d86fdf
 def _demo_protocol(say) -> None:
     from coretex.state import GENESIS, state_root
     from coretex.patch import apply_patch, decode_patch
@@ -222,12 +292,43 @@ def cmd_demo(args):
     say("\n== 2. The evaluator: two candidate patches on the empty state, scored on hidden Gate and Confirm packs")
     ev = Evaluator(progress=True)
     say(f"embedded corpus: {len(ev.corpus.events)} events, {len(ev.corpus.docs)} documents, corpusRoot {to_hex(ev.corpus.root)}")
-    for title, patch in demo_patches(ev.corpus, GENESIS):
+    patches = demo_patches(ev.corpus, GENESIS)
+    for title, patch in patches:
         say(f"\n-- patch: {title} ({len(patch)} bytes)")
         rep = evaluate_patch(ev, GENESIS, patch, keccak256(b"coretex demo target block"), keccak256(b"coretex demo epoch secret"), 1)
         say(render_report(rep))
+    _demo_coordinator(say, ev, patches[0][1])
 
-# %% ../nbs/09_cli.ipynb #8f7b9b13
+def _demo_coordinator(say, ev, patch) -> None:
+    import os, tempfile
+    from coretex.chain import Chain
+    from coretex.coordinator import Coordinator
+    from coretex.receipt import Signer
+    from coretex.replay import replay, render_checks
+    from coretex.state import GENESIS
+    from coretex.store import open_db
+    say("\n== 3. The coordinator: intake, the wait for a future block, Gate and Confirm, a signed receipt, and a replay")
+    d = tempfile.mkdtemp(prefix="coretex-demo-")
+    db, close = open_db(path=d)
+    try:
+        chain, secret = Chain.connect(), os.urandom(32)
+        coord = Coordinator(db, chain, ev, Signer.load(os.path.join(d, "coordinator.key"), create=True))
+        say(f"embedded chain (chainId {chain.chain_id}) at block {chain.block_number()}; embedded MongoDB in {d}")
+        say(f"epoch 1 opened on the genesis state; secret commitment {coord.open_epoch(1, GENESIS, secret)}")
+        job = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
+        say(f"intake: job {job['jobId']} receivedAtBlock {job['receivedAtBlock']}, target block {job['targetBlock']}")
+        env = coord.process(job["jobId"])
+        r, sd = env["report"], env["report"]["seedDerivation"]
+        say(f"target block {sd['targetBlock']} hash {sd['blockhash']} (read at head {chain.block_number()})")
+        say(f"verdict {r['outcome']}: gate {r['receipt']['gateDeltaPpm']:+d} ppm, confirm {r['receipt']['confirmDeltaPpm']:+d} ppm")
+        say(f"evalReportHash {env['evalReportHash']}; EIP-712 receipt signed by {env['signedReceipt']['signer']}")
+        again = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
+        say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
+        say("replay (epoch secret revealed):")
+        say(render_checks(replay(env, chain, ev, secret)))
+    finally: close()
+
+# %% ../nbs/09_cli.ipynb #0c8c3a71
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -276,6 +377,30 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true")
     e.add_argument("--mongodb-uri")
     e.set_defaults(func=cmd_beliefs_eval)
+    p = sub.add_parser("coordinator", help="run the patch-evaluation coordinator")
+    csub = p.add_subparsers(dest="coordinator_command", required=True, metavar="SUBCOMMAND")
+    for name, fn, hlp in (("serve", cmd_coordinator_serve, "serve the HTTP intake and evaluate jobs"),
+                          ("work", cmd_coordinator_work, "evaluate pending jobs (resumes after a crash)"),
+                          ("reveal", cmd_coordinator_reveal, "close an epoch and print its secret")):
+        c = csub.add_parser(name, help=hlp)
+        c.add_argument("--mongodb-uri")
+        if name == "reveal": c.add_argument("--epoch", type=int, required=True)
+        else:
+            c.add_argument("--rpc", help="JSON-RPC URL (default: $CORETEX_RPC_URL, else an in-process chain)")
+            c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
+            c.add_argument("--confirmations", type=int, default=2)
+        if name == "work": c.add_argument("--once", action="store_true", help="stop when no job is pending")
+        if name == "serve":
+            c.add_argument("--host", default="127.0.0.1"); c.add_argument("--port", type=int, default=8750)
+            c.add_argument("--epoch", type=int, default=1); c.add_argument("--state", help="parent state of a new epoch")
+            c.add_argument("--rate", type=int, default=10, help="submissions per minute per miner")
+        c.set_defaults(func=fn)
+    p = sub.add_parser("replay", help="re-check a signed eval report")
+    p.add_argument("report", metavar="REPORT.json")
+    p.add_argument("--rpc", help="JSON-RPC URL of the chain the report names")
+    p.add_argument("--epoch-secret", metavar="HEX")
+    p.add_argument("--signer", help="expected signer address (default: the one the receipt names)")
+    p.set_defaults(func=cmd_replay)
     p = sub.add_parser("seeds", help="derive the gate and confirm seeds")
     for name in ("epoch-secret", "blockhash", "patch-hash", "parent-root", "corpus-root", "bundle-hash"):
         p.add_argument(f"--{name}", required=True, metavar="HEX")
