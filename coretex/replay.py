@@ -8,14 +8,14 @@ Docs: https://coretex-dev.github.io/coretex/replay.html.md"""
 __all__ = ['check_hashes', 'check_parent', 'check_block', 'check_secret', 'check_seeds', 'check_report_hash', 'check_signature',
            'check_rescore', 'replay', 'render_checks']
 
-# %% ../nbs/17_replay.ipynb #dcb67f2f
+# %% ../nbs/17_replay.ipynb #81a3b384
 from .keccak import keccak256, to_hex, from_hex, canonical_hash, HexError
 from .state import words_from_bytes, state_root
 from .patch import semantic_bytes, patch_hash, dedup_key
 from .seeds import SeedInputs, eval_seed
 from .receipt import recover_signer
 
-# %% ../nbs/17_replay.ipynb #7e82b2a0
+# %% ../nbs/17_replay.ipynb #72d508a0
 def _check(name, ok, detail=""): return (name, bool(ok), detail)
 
 def check_hashes(env):
@@ -61,7 +61,7 @@ def check_signature(env, expected_signer: str|None = None):
     want = expected_signer or env["signedReceipt"]["signer"]
     return _check("signature", who.lower() == want.lower(), f"signed by {who}")
 
-# %% ../nbs/17_replay.ipynb #9c6b71b6
+# %% ../nbs/17_replay.ipynb #95933ebe
 def check_rescore(env, evaluator, secret: bytes|None, tolerance: int|None = None):
     from coretex.evaluate import evaluate_patch
     r, sd = env["report"], env["report"]["seedDerivation"]
@@ -76,11 +76,20 @@ def check_rescore(env, evaluator, secret: bytes|None, tolerance: int|None = None
     ok = again["outcome"] == r["outcome"] and dg <= tol and dc <= tol
     return _check("rescore", ok, f"outcome {again['outcome']}, gate delta off by {dg} ppm, confirm by {dc} ppm (tolerance {tol})")
 
+def _guarded(name, fn):
+    "Run one check; a malformed field fails the check with the reason instead of stopping the watcher."
+    from coretex.patch import PatchError
+    try: return fn()
+    except (PatchError, HexError, ValueError, KeyError, TypeError) as e: return _check(name, False, f"{e.__class__.__name__}: {e}")
+
 def replay(env: dict, chain, evaluator, secret: bytes|None = None, expected_signer: str|None = None) -> list:
     "Every check of a signed report, in order."
     secret = secret if secret is not None else (from_hex(env["epochSecret"], 32) if env.get("epochSecret") else None)
-    return [check_hashes(env), check_parent(env), check_block(env, chain), check_secret(env, secret), check_seeds(env, secret),
-            check_report_hash(env), check_signature(env, expected_signer), check_rescore(env, evaluator, secret)]
+    checks = [("patch hashes", lambda: check_hashes(env)), ("parent state", lambda: check_parent(env)),
+              ("target block", lambda: check_block(env, chain)), ("epoch secret", lambda: check_secret(env, secret)),
+              ("seeds", lambda: check_seeds(env, secret)), ("report hash", lambda: check_report_hash(env)),
+              ("signature", lambda: check_signature(env, expected_signer)), ("rescore", lambda: check_rescore(env, evaluator, secret))]
+    return [_guarded(name, fn) for name, fn in checks]
 
 def render_checks(checks: list) -> str:
     return "\n".join(f"{'OK  ' if ok else 'FAIL'} {name}: {detail}" for name, ok, detail in checks)

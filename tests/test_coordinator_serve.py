@@ -1,0 +1,45 @@
+"`coretex coordinator serve` as a miner meets it: JSON over HTTP on loopback, a job evaluated in the background."
+import json, os, subprocess, time, urllib.error, urllib.request
+from coretex.layout import encode_relation
+from coretex.patch import make_patch
+from coretex.state import GENESIS, state_root
+from coretex.store import EmbeddedMongo, free_port
+
+
+def call(url, body=None):
+    req = urllib.request.Request(url, json.dumps(body).encode() if body is not None else None, {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r: return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e: return e.code, json.loads(e.read())
+
+
+def test_serve_accepts_evaluates_and_refuses(tmp_path):
+    port = free_port()
+    with EmbeddedMongo(tmp_path / "db") as server:
+        env = {**os.environ, "CORETEX_DATA": str(tmp_path / "data")}
+        env.pop("CORETEX_RPC_URL", None); env.pop("CORETEX_SIGNING_KEY", None)
+        p = subprocess.Popen(["coretex", "coordinator", "serve", "--port", str(port), "--mongodb-uri", server.uri],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+        try:
+            lines = []
+            while not any("listening" in l for l in lines):
+                line = p.stdout.readline()
+                assert line, "".join(lines)
+                lines.append(line)
+            assert "secret commitment 0x" in "".join(lines) and "secret 0x" not in "".join(lines).replace("secret commitment", "")
+            base = f"http://127.0.0.1:{port}/v1"
+            patch = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()
+            status, job = call(f"{base}/patches", {"miner": "0x" + "42" * 20, "patch": patch, "epochId": 1})
+            assert status == 202 and job["targetBlock"] == job["receivedAtBlock"] + 30
+            deadline = time.monotonic() + 180
+            while call(f"{base}/jobs/{job['jobId']}")[1]["status"] != "done":
+                assert time.monotonic() < deadline and p.poll() is None
+                time.sleep(0.5)
+            status, envl = call(f"{base}/results/{job['dedupKey']}")
+            assert status == 200 and envl["report"]["outcome"] == "STATE_ADVANCE" and envl["signedReceipt"]["signature"].startswith("0x")
+            assert call(f"{base}/patches", {"miner": "0x" + "42" * 20, "patch": patch, "epochId": 1})[0] == 200   # cached
+            assert call(f"{base}/patches", {"miner": "0x" + "42" * 20, "patch": patch[:-2], "epochId": 1})[1]["error"] == "DECODE"
+            assert call(f"{base}/patches", {"miner": "0x" + "42" * 20, "patch": patch, "epochId": 2})[0] == 404
+            assert call(f"{base}/jobs/nope")[0] == 404
+        finally:
+            p.terminate(); p.wait(20)

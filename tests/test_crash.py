@@ -1,0 +1,68 @@
+"""A coordinator killed mid-evaluation and restarted finishes the job with the same packs and verdict, credited once.
+
+The database runs in its own process (the embedded MongoDB wire-protocol server), as it would in production;
+the coordinator's worker is a real `coretex coordinator work` process, killed with SIGKILL while it scores.
+"""
+import os, signal, subprocess, sys, time
+import pytest
+from coretex.chain import Chain
+from coretex.coordinator import Coordinator
+from coretex.evaluate import Evaluator, evaluate_patch
+from coretex.keccak import keccak256, from_hex
+from coretex.layout import encode_relation
+from coretex.patch import make_patch
+from coretex.receipt import Signer
+from coretex.state import GENESIS, state_root
+from coretex.store import EmbeddedMongo
+
+SECRET = keccak256(b"crash test epoch secret")
+
+
+def worker(uri, key, data):
+    env = {**os.environ, "CORETEX_DATA": str(data)}
+    env.pop("CORETEX_RPC_URL", None)
+    return subprocess.Popen(["coretex", "coordinator", "work", "--once", "--mongodb-uri", uri, "--key-file", str(key)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_killed_coordinator_resumes_with_the_same_draw(tmp_path):
+    import pymongo
+    with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
+        db = client.coretex
+        ev, key = Evaluator(), tmp_path / "coordinator.key"
+        coord = Coordinator(db, Chain.connect(), ev, Signer.load(key, create=True))
+        coord.open_epoch(1, GENESIS, SECRET)
+        patch = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04)
+        job = coord.intake("0x" + "77" * 20, patch.hex(), 1)
+        drawn = coord.draw(db.jobs.find_one({"_id": job["jobId"]}))          # the triple is stored before scoring
+        triple = (drawn["receivedAtBlock"], drawn["targetBlock"], drawn["blockhash"])
+
+        p = worker(server.uri, key, tmp_path)
+        deadline = time.monotonic() + 120
+        while db.jobs.find_one({"_id": job["jobId"]}).get("scoringStartedAt") is None:
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "worker never started scoring"
+            time.sleep(0.05)
+        time.sleep(0.2)
+        p.send_signal(signal.SIGKILL); p.wait()
+        killed = db.jobs.find_one({"_id": job["jobId"]})
+        assert killed["status"] == "running", "the worker finished before it could be killed: the test proved nothing"
+        assert db.results.count_documents({}) == 0 and db.epochs.find_one({"_id": 1})["credited"] == []
+
+        p = worker(server.uri, key, tmp_path)
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        done = db.jobs.find_one({"_id": job["jobId"]})
+        assert done["status"] == "done" and (done["receivedAtBlock"], done["targetBlock"], done["blockhash"]) == triple
+        env = db.results.find_one({"_id": job["dedupKey"]})["envelope"]
+        uninterrupted = evaluate_patch(ev, GENESIS, patch, from_hex(triple[2]), SECRET, 1)
+        r = env["report"]
+        assert r["seedDerivation"]["blockhash"] == triple[2]
+        assert (r["outcome"], r["receipt"]["gateDeltaPpm"], r["receipt"]["confirmDeltaPpm"]) == \
+               (uninterrupted["outcome"], uninterrupted["gate"]["delta_ppm"], uninterrupted["confirm"]["delta_ppm"])
+        assert r["receipt"]["gateSeed"] == uninterrupted["gate"]["seed"]
+        assert db.epochs.find_one({"_id": 1})["credited"] == [job["jobId"]]
+
+        p = worker(server.uri, key, tmp_path)                                # nothing left: still credited once
+        p.communicate(timeout=300)
+        assert db.epochs.find_one({"_id": 1})["credited"] == [job["jobId"]] and db.results.count_documents({}) == 1
