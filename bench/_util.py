@@ -1,5 +1,6 @@
 "Timing helpers shared by the benchmarks."
-import time
+import functools, time
+from collections import defaultdict
 
 
 def rate(fn, seconds: float) -> float:
@@ -16,3 +17,27 @@ def timed(fn):
     t0 = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0
+
+
+class StageTimer:
+    "Wraps functions so each call's time goes to a named stage, counted exclusively (a stage inside another is not counted twice)."
+    def __init__(self):
+        self.spent, self._stack = defaultdict(float), []
+
+    def wrap(self, stage, fn):
+        @functools.wraps(fn)
+        def wrapped(*a, **k):
+            t0 = time.perf_counter()
+            self._stack.append(0.0)
+            try: return fn(*a, **k)
+            finally:
+                el = time.perf_counter() - t0
+                self.spent[stage] += el - self._stack.pop()
+                if self._stack: self._stack[-1] += el
+        return wrapped
+
+    def report(self, total: float, other: str = "other") -> str:
+        "Each stage's seconds and share of `total`, largest first, then the rest."
+        w = max([len(s) for s in self.spent] + [len(other)])
+        lines = [f"  {s:<{w}} {t:7.3f}s  {100 * t / total:5.1f}%" for s, t in sorted(self.spent.items(), key=lambda kv: -kv[1])]
+        return "\n".join(lines + [f"  {other:<{w}} {total - sum(self.spent.values()):7.3f}s"])

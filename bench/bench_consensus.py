@@ -4,21 +4,11 @@ Responses are paraphrase families drawn from a seeded generator (several answer 
 outliers, too-short answers). Stage times come from wrapping the consensus module's stage functions.
 Run: python bench/bench_consensus.py [--n 256]
 """
-import argparse, functools, random, tempfile, time
-from collections import defaultdict
-from _util import timed
+import argparse, random, tempfile
+from _util import timed, StageTimer
 import coretex.consensus as C
 
-SPENT = defaultdict(float)
-
-
-def timer(stage, fn):
-    @functools.wraps(fn)
-    def wrapped(*a, **k):
-        t0 = time.perf_counter()
-        try: return fn(*a, **k)
-        finally: SPENT[stage] += time.perf_counter() - t0
-    return wrapped
+ST = StageTimer()
 
 
 def responses(n: int, seed: int = 0) -> list:
@@ -36,9 +26,9 @@ def responses(n: int, seed: int = 0) -> list:
 
 
 def run(rows, **kw):
-    SPENT.clear()
+    ST.spent.clear()
     res, total = timed(lambda: C.evaluate_challenge(rows, **kw))
-    return res, total, dict(SPENT)
+    return res, total
 
 
 def main():
@@ -50,16 +40,14 @@ def main():
     emb.encode(["warm up"])
     for name, fn in (("LOF", "lof_filter"), ("length filter", "length_filter"), ("clustering", "cluster_filter"),
                      ("scores", "individual_score"), ("heatmap", "draw_heatmap"), ("sybil", "sybil_groups")):
-        setattr(C, fn, timer(name, getattr(C, fn)))
-    emb.encode = timer("embedding", emb.encode)
+        setattr(C, fn, ST.wrap(name, getattr(C, fn)))
+    emb.encode = ST.wrap("embedding", emb.encode)
     out = tempfile.mkdtemp()
     vecs, t_vec = timed(lambda: emb.encode([r["text"] for r in rows]))
     for label, kw in (("embeddings computed", {}), ("embeddings precomputed", {"embeddings": vecs})):
-        res, total, spent = run(rows, out_dir=out, **kw)
+        res, total = run(rows, out_dir=out, **kw)
         print(f"{a.n} responses, {label}: {total:.2f}s (theta {res.theta:.3f}, {len(res.in_consensus)} in consensus)")
-        for stage, s in sorted(spent.items(), key=lambda kv: -kv[1]):
-            print(f"  {stage:<14} {s:7.3f}s  {100 * s / total:5.1f}%")
-        print(f"  {'other':<14} {total - sum(spent.values()):7.3f}s")
+        print(ST.report(total))
 
 
 if __name__ == "__main__":

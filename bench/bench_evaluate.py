@@ -6,32 +6,14 @@ reported separately. Stage times come from wrapping the evaluator's stage functi
 (a stage called inside another is not counted twice).
 Run: python bench/bench_evaluate.py [--people 24500]
 """
-import argparse, functools, time
-from collections import defaultdict
-from _util import timed
+import argparse
+from _util import timed, StageTimer
 import coretex.evaluate as E
 from coretex.corpus import generate_corpus
 from coretex.keccak import keccak256
 from coretex.layout import encode_relation
 from coretex.patch import make_patch
 from coretex.state import GENESIS, state_root
-
-SPENT = defaultdict(float)
-_STACK = []  # open timers: each frame collects its children's time, so every stage is counted exclusively
-
-
-def timer(stage, fn):
-    @functools.wraps(fn)
-    def wrapped(*a, **k):
-        t0 = time.perf_counter()
-        _STACK.append(0.0)
-        try: return fn(*a, **k)
-        finally:
-            el = time.perf_counter() - t0
-            SPENT[stage] += el - _STACK.pop()
-            if _STACK: _STACK[-1] += el
-    return wrapped
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -42,6 +24,8 @@ def main():
     print(f"corpus: {len(corpus.events)} events, {len(corpus.docs)} documents; generated in {t_gen:.1f}s, corpusRoot in {t_root:.1f}s")
     ev, t_index = timed(lambda: E.Evaluator(corpus, progress=True))
     print(f"index build (embeddings, cached on disk after the first run; BM25): {t_index:.1f}s")
+    st = StageTimer()
+    timer = st.wrap
     ev.fs.retrieve = timer("stage 1 (dense + BM25)", ev.fs.retrieve)
     ev.fs.prime = timer("query embedding + pack cosines (batched)", ev.fs.prime)
     ev.rerank = timer("rerank", ev.rerank)
@@ -53,9 +37,7 @@ def main():
     rep, total = timed(lambda: E.evaluate_patch(ev, GENESIS, patch, keccak256(b"bench block"), keccak256(b"bench"), 1))
     print(f"outcome {rep['outcome']} credited {rep['credited_delta_ppm']} ppm; reranker {rep['reranker']}")
     print(f"one patch evaluation: {total:.2f}s wall")
-    for stage, s in sorted(SPENT.items(), key=lambda kv: -kv[1]):
-        print(f"  {stage:<24} {s:7.2f}s  {100 * s / total:5.1f}%")
-    print(f"  {'other (pre-rank, patch apply, bookkeeping)':<24} {total - sum(SPENT.values()):7.2f}s")
+    print(st.report(total, "other (pre-rank, patch apply, bookkeeping)"))
 
 
 if __name__ == "__main__":

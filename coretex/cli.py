@@ -10,11 +10,11 @@ __all__ = ['CliError', 'emit', 'hex32', 'cmd_state_root', 'cmd_patch_apply', 'cm
            'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'build_parser',
            'main']
 
-# %% ../nbs/09_cli.ipynb #f27d596e
+# %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
 from .keccak import keccak256, from_hex, HexError, to_hex, word_hex
 
-# %% ../nbs/09_cli.ipynb #5e1f380e
+# %% ../nbs/09_cli.ipynb #c7ac999e
 class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
@@ -27,13 +27,13 @@ def hex32(s: str, what: str) -> bytes:
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #3d1c7c26
+# %% ../nbs/09_cli.ipynb #2f0f81a6
 def cmd_state_root(args):
     from coretex.state import read_state, state_root, StateError
     try: print(to_hex(state_root(read_state(args.state))))
     except StateError as e: raise CliError(str(e)) from None
 
-# %% ../nbs/09_cli.ipynb #f362beb6
+# %% ../nbs/09_cli.ipynb #dd6267d3
 def cmd_patch_apply(args):
     from coretex.state import read_state, StateError
     from coretex.patch import apply_patch, parse_patch_hex, PatchError
@@ -49,7 +49,7 @@ def cmd_patch_apply(args):
     emit({"ok": True, "root": to_hex(a.root), "patchHash": to_hex(a.patch_hash), "dedupKey": to_hex(a.dedup_key),
           "patchBytesHash": to_hex(a.patch_bytes_hash), "words": [{"index": i, "word": word_hex(a.words[i])} for i in changed]})
 
-# %% ../nbs/09_cli.ipynb #7181c9c1
+# %% ../nbs/09_cli.ipynb #f130fa18
 def cmd_seeds(args):
     from coretex.seeds import SeedInputs, SeedError, seeds
     try: epoch = int(args.epoch_id, 0)
@@ -61,7 +61,7 @@ def cmd_seeds(args):
     except SeedError as e: raise CliError(str(e)) from None
     emit(seeds(s))
 
-# %% ../nbs/09_cli.ipynb #fd691fa2
+# %% ../nbs/09_cli.ipynb #44f4097c
 def make_reranker(spec: str, first_stage):
     "The reranker named on the command line: 'embedded', 'qwen' (the pinned model) or a model directory."
     from coretex.rerank import EmbeddedReranker, QwenReranker
@@ -91,7 +91,7 @@ def cmd_evaluate(args):
     except (SeedError, PackError, CorpusError, RerankerUnavailable, OSError) as e: raise CliError(str(e)) from None
     print(json.dumps(rep, sort_keys=True, separators=(",", ":"))) if args.json else print(render_report(rep))
 
-# %% ../nbs/09_cli.ipynb #9bf073cc
+# %% ../nbs/09_cli.ipynb #1ed55581
 def read_jsonl(path) -> list:
     "Objects of a JSON-lines file; a bad line is a CliError naming it."
     out = []
@@ -123,8 +123,12 @@ def _open_store(args):
 def cmd_consensus(args):
     import hashlib
     from coretex.consensus import evaluate_challenge, ConsensusStore
+    import os
+    from coretex.consensus import openai_narrator, template_narrative
     rows = read_jsonl(args.responses)
-    r = evaluate_challenge(rows, out_dir=args.out)
+    url = args.narrator_url or os.environ.get("CORETEX_NARRATOR_URL")
+    narrator = openai_narrator(url, args.narrator_model, os.environ.get("CORETEX_NARRATOR_KEY")) if url else template_narrative
+    r = evaluate_challenge(rows, out_dir=args.out, narrator=narrator)
     if not args.no_store:
         db, close = _open_store(args)
         try:
@@ -158,7 +162,7 @@ def cmd_weights(args):
     print(f"{len(evs)} evaluation(s) in the last {args.since}, alpha {args.alpha}")
     for m, v in sorted(w.items(), key=lambda kv: -kv[1]): print(f"{m:<24}{v:.6f}")
 
-# %% ../nbs/09_cli.ipynb #c97df01a
+# %% ../nbs/09_cli.ipynb #0e2db96e
 def cmd_beliefs_eval(args):
     from coretex.tenure import run_suite, render_table
     from coretex.store import open_db, StoreError
@@ -172,7 +176,7 @@ def cmd_beliefs_eval(args):
     print(render_table({args.backend: row}))
     print(f"\nreports written to {args.out}")
 
-# %% ../nbs/09_cli.ipynb #481bb695
+# %% ../nbs/09_cli.ipynb #d9267826
 def _coordinator(args):
     from coretex.chain import Chain, ChainError
     from coretex.coordinator import Coordinator
@@ -241,7 +245,7 @@ def cmd_replay(args):
     print(render_checks(checks))
     return 0 if all(ok for _, ok, _ in checks) else 1
 
-# %% ../nbs/09_cli.ipynb #a5d86fdf
+# %% ../nbs/09_cli.ipynb #3e7f6871
 def _demo_protocol(say) -> None:
     from coretex.state import GENESIS, state_root
     from coretex.patch import apply_patch, decode_patch
@@ -328,7 +332,7 @@ def _demo_coordinator(say, ev, patch) -> None:
         say(render_checks(replay(env, chain, ev, secret)))
     finally: close()
 
-# %% ../nbs/09_cli.ipynb #0c8c3a71
+# %% ../nbs/09_cli.ipynb #880881bb
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -361,6 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--challenge-id", help="id to store the evaluation under (default: hash of the file)")
     p.add_argument("--prompt", help="the challenge's prompt, stored with it")
     p.add_argument("--no-store", action="store_true", help="do not record the evaluation in the database")
+    p.add_argument("--narrator-url", help="OpenAI-compatible endpoint for the narrative (default: $CORETEX_NARRATOR_URL, else a template)")
+    p.add_argument("--narrator-model", default="gpt-4o-mini", help="model name sent to the narrator endpoint")
     p.add_argument("--mongodb-uri", help="MongoDB URI (default: $CORETEX_MONGODB_URI, else the embedded server)")
     p.set_defaults(func=cmd_consensus)
     p = sub.add_parser("weights", help="print normalised EMA weights over stored evaluations")

@@ -7,16 +7,17 @@ Docs: https://coretex-dev.github.io/coretex/consensus.html.md"""
 # %% auto #0
 __all__ = ['ICE_CHALLENGE', 'CLEANED', 'ConsensusConfig', 'clean_responses', 'lof_filter', 'length_filter', 'cluster_filter',
            'theta', 'lexical_polarity', 'polarity_agrees', 'individual_score', 'top_score_bonus', 'base_emissions',
-           'sybil_groups', 'draw_heatmap', 'template_narrative', 'ConsensusResult', 'evaluate_challenge',
-           'ice_responses', 'ema_scores', 'ema_weights', 'ConsensusStore', 'DatabaseWeightSetter', 'WeightLoop']
+           'sybil_groups', 'draw_heatmap', 'template_narrative', 'openai_narrator', 'ConsensusResult',
+           'evaluate_challenge', 'ice_responses', 'ema_scores', 'ema_weights', 'ConsensusStore', 'DatabaseWeightSetter',
+           'WeightLoop']
 
-# %% ../nbs/11_consensus.ipynb #38089e5f
+# %% ../nbs/11_consensus.ipynb #92482b1e
 import hashlib, math, os, re, unicodedata
 from dataclasses import dataclass, field as dfield, asdict
 from datetime import datetime, timedelta, timezone
 import numpy as np
 
-# %% ../nbs/11_consensus.ipynb #04b7f0a6
+# %% ../nbs/11_consensus.ipynb #5fc72ba0
 @dataclass
 class ConsensusConfig:
     "Every knob of the consensus pipeline; the defaults are the document's."
@@ -37,7 +38,7 @@ class ConsensusConfig:
     heatmap: bool = True
     max_embed_chars: int = 4000           # texts are cut for the embedder; words are counted on the full text
 
-# %% ../nbs/11_consensus.ipynb #6c9582d9
+# %% ../nbs/11_consensus.ipynb #9136bc18
 def _text(t) -> str:
     if isinstance(t, (bytes, bytearray)): t = bytes(t).decode("utf-8", errors="replace")
     return unicodedata.normalize("NFC", "" if t is None else str(t))
@@ -64,7 +65,7 @@ def clean_responses(responses) -> tuple:
         if k["time"] is None or k["time"] < 0: k["time"] = max(valid) if valid else 0.0
     return kept, gone
 
-# %% ../nbs/11_consensus.ipynb #210b5d74
+# %% ../nbs/11_consensus.ipynb #25549fc6
 def lof_filter(E: np.ndarray, idx: list) -> tuple:
     "(survivor indices, {index: reason}) after LOF on the rows `idx` of E."
     if len(idx) < 3: return idx, {}
@@ -74,7 +75,7 @@ def lof_filter(E: np.ndarray, idx: list) -> tuple:
     return ([i for i, f in zip(idx, flags) if f == 1],
             {i: f"LOF outlier (factor {-s:.2f})" for i, f, s in zip(idx, flags, lof.negative_outlier_factor_) if f != 1})
 
-# %% ../nbs/11_consensus.ipynb #b2ef7d96
+# %% ../nbs/11_consensus.ipynb #d40ccc32
 def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     "(survivor indices, {index: reason}) of the length filter."
     if not 0 <= sensitivity <= 1: raise ValueError(f"quality_sensitivity {sensitivity} outside [0, 1]")
@@ -82,7 +83,7 @@ def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     floor = (1 - sensitivity) * np.mean([words[i] for i in idx])
     return [i for i in idx if words[i] >= floor], {i: f"too short ({words[i]} words < {floor:.1f})" for i in idx if words[i] < floor}
 
-# %% ../nbs/11_consensus.ipynb #710b4e6f
+# %% ../nbs/11_consensus.ipynb #5f10ac1d
 def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     "(survivor indices, {index: reason}) keeping the dominant agglomerative cluster."
     if len(idx) < 2: return idx, {}
@@ -98,7 +99,7 @@ def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     best = min(groups.values(), key=key)
     return best, {i: "outside the dominant cluster" for i in idx if i not in best}
 
-# %% ../nbs/11_consensus.ipynb #211ef9d2
+# %% ../nbs/11_consensus.ipynb #d40c872a
 def theta(S: np.ndarray, idx: list, lam: float = 1.0) -> float:
     "mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2)."
     if len(idx) < 2: return 0.0
@@ -124,7 +125,7 @@ def polarity_agrees(labels: list, share: float = 0.8) -> bool:
     pol = [l for l in labels if l != "neutral"]
     return not pol or max(pol.count("affirmative"), pol.count("negative")) / len(pol) >= share
 
-# %% ../nbs/11_consensus.ipynb #7ba2b3af
+# %% ../nbs/11_consensus.ipynb #99823e9c
 def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: float, in_consensus: bool) -> float:
     "The 0-100 composite of response i."
     others = [j for j in survivors if j != i]
@@ -133,7 +134,7 @@ def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: 
         return 100 * (0.5 * align + 0.2 * words[i] / max(words[j] for j in survivors) + 0.2 * conf + 0.1)
     return 100 * (0.5 * 0.6 * align + 0.2 * words[i] / max(max(words), 1) + 0.2 * conf)
 
-# %% ../nbs/11_consensus.ipynb #e494474e
+# %% ../nbs/11_consensus.ipynb #018ed982
 def top_score_bonus(d: float, scale: float = 0.1, cap: float = 1.5) -> float:
     "Multiplier for the top scorer whose lead over the second is `d` points."
     return min(cap, 1 + 0.5 * math.tanh(scale * max(0.0, d)))
@@ -144,7 +145,7 @@ def base_emissions(times: list, th: float) -> list:
     if total <= 0: return [(1 - 1 / len(times)) * th for _ in times]
     return [(1 - t / total) * th for t in times]
 
-# %% ../nbs/11_consensus.ipynb #ad149d0f
+# %% ../nbs/11_consensus.ipynb #38d54b0c
 def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
     "Groups (>= 2 miners) connected by pairwise cosine >= threshold."
     parent = list(range(len(miners)))
@@ -178,7 +179,7 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
     fig.savefig(path); plt.close(fig)
     return path
 
-# %% ../nbs/11_consensus.ipynb #39cdb650
+# %% ../nbs/11_consensus.ipynb #83a43aa6
 def template_narrative(r) -> str:
     "A plain account of a consensus result."
     if not r.scores and not r.out_of_consensus: return "No responses were received."
@@ -192,7 +193,25 @@ def template_narrative(r) -> str:
     if r.sybil: lines.append("Possible Sybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil) + ".")
     return " ".join(lines)
 
-# %% ../nbs/11_consensus.ipynb #7ecb331f
+# %% ../nbs/11_consensus.ipynb #4fbb2eee
+def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
+    "A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative."
+    import json as _json, urllib.request, urllib.error
+    def narrate(r) -> str:
+        facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
+                 "out_of_consensus": r.out_of_consensus, "scores": r.scores, "emissions": r.emissions, "sybil_groups": r.sybil}
+        body = {"model": model, "temperature": 0, "messages": [
+            {"role": "system", "content": "You summarise a validator's consensus evaluation of miners' responses, factually, in one paragraph."},
+            {"role": "user", "content": "Evaluation result (JSON):\n" + _json.dumps(facts, sort_keys=True)}]}
+        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", _json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp: return _json.loads(resp.read())["choices"][0]["message"]["content"].strip()
+        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as e:
+            return template_narrative(r) + f" (LLM narrator unavailable: {e.__class__.__name__}; template used)"
+    return narrate
+
+# %% ../nbs/11_consensus.ipynb #de53698e
 @dataclass
 class ConsensusResult:
     theta: float
@@ -217,7 +236,7 @@ def _default_embedder():
         _EMBEDDER = Embedder()
     return _EMBEDDER
 
-# %% ../nbs/11_consensus.ipynb #110eafdf
+# %% ../nbs/11_consensus.ipynb #cbc4253e
 def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=None, embeddings=None, out_dir=None,
                        polarity_fn=lexical_polarity, narrator=template_narrative) -> ConsensusResult:
     "Consensus, scores and emissions for the responses to one challenge."
@@ -262,7 +281,7 @@ def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=
     r.narrative = narrator(r)
     return r
 
-# %% ../nbs/11_consensus.ipynb #13379b0d
+# %% ../nbs/11_consensus.ipynb #6c69ba2e
 ICE_CHALLENGE = [
     ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
     ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
@@ -282,7 +301,7 @@ def ice_responses() -> list:
     "The twelve-response example challenge as response dicts."
     return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
 
-# %% ../nbs/11_consensus.ipynb #c67da5df
+# %% ../nbs/11_consensus.ipynb #076acbf6
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
@@ -306,7 +325,7 @@ def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta
     total = sum(max(0.0, v) for v in ema.values())
     return {m: max(0.0, v) / total for m, v in sorted(ema.items())} if total > 0 else {}
 
-# %% ../nbs/11_consensus.ipynb #0e308083
+# %% ../nbs/11_consensus.ipynb #626c6285
 CLEANED = ("challenges", "responses", "evaluations", "miner_scores")
 
 class ConsensusStore:
@@ -341,7 +360,7 @@ class DatabaseWeightSetter:
     def __init__(self, db): self.db = db
     def __call__(self, weights: dict, now: datetime) -> None: self.db.weights.insert_one({"timestamp": now, "weights": weights})
 
-# %% ../nbs/11_consensus.ipynb #3c34591d
+# %% ../nbs/11_consensus.ipynb #c189ef2d
 @dataclass
 class WeightLoop:
     "Sets weights from the store's evaluations at most every `interval`, within the rate limit."

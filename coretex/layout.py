@@ -8,14 +8,14 @@ Docs: https://coretex-dev.github.io/coretex/layout.html.md"""
 __all__ = ['SLOT_FAMILIES', 'MEMORY_SLOTS', 'KEY_SLOTS', 'EDGE_TYPES', 'RELATION_ENTRIES', 'LENS_FLAG', 'TEMPORAL_RECORDS',
            'KEY_HEADER_BYTES', 'BUNDLE_KEY_DIM', 'SELECTORS', 'EVIDENCE_FEATURES', 'ACTIONS', 'SCOPES', 'ATOM_REGIONS',
            'TARGET_NONE', 'ANCHOR_SLOT_LIMIT', 'REQUIRE_NO_EVIDENCE_PATH', 'fixture_text', 'loads_lenient',
-           'load_schema', 'decode_header', 'MemorySlot', 'record_id', 'Decoded', 'decode_memory_slot',
+           'load_schema', 'decode_header', 'MemorySlot', 'record_id', 'Decoded', 'scan', 'decode_memory_slot',
            'decode_memory_index', 'RelationEdge', 'CategoryLens', 'decode_relation', 'decode_relations',
            'TemporalRecord', 'decode_temporal', 'RetrievalKey', 'model_id_hash', 'decode_retrieval_key',
            'decode_retrieval_keys', 'encode_retrieval_key', 'PolicyAtom', 'decode_atom', 'decode_atoms',
            'encode_memory_slot', 'encode_relation', 'encode_temporal', 'encode_atom', 'allowed_mask', 'allowed_masks',
            'reserved_violations', 'Substrate', 'decode_substrate']
 
-# %% ../nbs/02_layout.ipynb #0af3b246
+# %% ../nbs/02_layout.ipynb #78828ac4
 import json, re, struct
 from dataclasses import dataclass, field as dfield
 from functools import lru_cache
@@ -23,7 +23,7 @@ from importlib.resources import files
 from .keccak import keccak256, to_hex
 from .state import REGIONS, WORD_COUNT, WORD_MAX, bits, check_pipeline, field
 
-# %% ../nbs/02_layout.ipynb #feb85b98
+# %% ../nbs/02_layout.ipynb #ffc7febf
 def fixture_text(name: str) -> str:
     "Text of a file shipped in coretex.fixtures."
     return files("coretex.fixtures").joinpath(name).read_text("utf-8")
@@ -37,7 +37,7 @@ def load_schema() -> dict:
     "The CoreTex state schema (coretex_schema.json)."
     return loads_lenient(fixture_text("coretex_schema.json"))
 
-# %% ../nbs/02_layout.ipynb #1e5053d3
+# %% ../nbs/02_layout.ipynb #bfa58947
 def decode_header(words) -> dict:
     "Named header fields of a state, per coretex_schema.json."
     out = {}
@@ -46,7 +46,7 @@ def decode_header(words) -> dict:
         out[s["name"]] = to_hex(v.to_bytes(32, "big")) if s["fieldType"] == "bytes32" else v
     return out
 
-# %% ../nbs/02_layout.ipynb #0cdea932
+# %% ../nbs/02_layout.ipynb #5278b058
 SLOT_FAMILIES = {0: "near_collision", 1: "temporal", 2: "long_horizon", 3: "multi_hop_relation"}
 MEMORY_SLOTS, KEY_SLOTS = 352, 36
 
@@ -62,14 +62,24 @@ def record_id(event_id: str) -> int:
     "recordId a memory slot stores for a corpus event: the first 16 bytes of keccak('coretex:record:' + id)."
     return int.from_bytes(keccak256(b"coretex:record:" + event_id.encode("utf-8"))[:16], "big")
 
-# %% ../nbs/02_layout.ipynb #b617f2ff
+# %% ../nbs/02_layout.ipynb #ab4c3e56
 @dataclass
 class Decoded:
     "Decode result of one region: the items read, and how many non-zero entries were tried and failed."
     items: list = dfield(default_factory=list)
     attempts: int = 0
     failures: int = 0
-    def fail(self): self.failures += 1
+
+def scan(entries, decode, keep=lambda item: True) -> Decoded:
+    "Decode each non-zero entry (a cell, or a tuple of cells) with decode(k, entry); None counts as a failure."
+    out = Decoded()
+    for k, e in enumerate(entries):
+        if not (any(e) if isinstance(e, tuple) else e): continue
+        out.attempts += 1
+        item = decode(k, e)
+        if item is None: out.failures += 1
+        elif keep(item): out.items.append(item)
+    return out
 
 def decode_memory_slot(s: int, w: int):
     "The MemorySlot in cell word `w` at slot `s`, or None if it cannot be read."
@@ -81,17 +91,9 @@ def decode_memory_slot(s: int, w: int):
 
 def decode_memory_index(words) -> Decoded:
     "All readable, valid MemoryIndex slots (invalid-flag slots are skipped, not failures)."
-    out = Decoded()
-    for s in range(MEMORY_SLOTS):
-        w = words[32 + s]
-        if w == 0: continue
-        out.attempts += 1
-        m = decode_memory_slot(s, w)
-        if m is None: out.fail()
-        elif m.valid: out.items.append(m)
-    return out
+    return scan(words[32:32 + MEMORY_SLOTS], decode_memory_slot, keep=lambda m: m.valid)
 
-# %% ../nbs/02_layout.ipynb #e2c29fb5
+# %% ../nbs/02_layout.ipynb #faaf31fb
 EDGE_TYPES = {1: "supports", 2: "supersedes", 3: "coreference_of", 4: "causes", 5: "derived_from", 6: "co_occurs_with"}
 RELATION_ENTRIES = 128
 LENS_FLAG = 1 << 223
@@ -115,17 +117,9 @@ def decode_relation(i: int, w: int):
 
 def decode_relations(words) -> Decoded:
     "Readable relation entries (edges and category lenses)."
-    out = Decoded()
-    for i in range(RELATION_ENTRIES):
-        w = words[672 + i]
-        if w == 0: continue
-        out.attempts += 1
-        r = decode_relation(i, w)
-        if r is None: out.fail()
-        else: out.items.append(r)
-    return out
+    return scan(words[672:672 + RELATION_ENTRIES], decode_relation)
 
-# %% ../nbs/02_layout.ipynb #8d422043
+# %% ../nbs/02_layout.ipynb #e7074300
 TEMPORAL_RECORDS = 96
 
 @dataclass(frozen=True)
@@ -134,20 +128,15 @@ class TemporalRecord:
 
 def decode_temporal(words, slots: dict) -> Decoded:
     "Readable temporal records; `slots` maps slot index to its MemorySlot (for the stale check)."
-    out = Decoded()
-    for r in range(TEMPORAL_RECORDS):
-        w = words[800 + r]
-        if w == 0: continue
-        out.attempts += 1
+    def one(r, w):
         rec = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160),
                              bool(field(w, 159, 152) & 1))
         slot = slots.get(rec.memory_slot)
-        if field(w, 151, 0) or rec.valid_from > rec.valid_until or (rec.current_stale and not (slot and slot.revoked)):
-            out.fail()
-        else: out.items.append(rec)
-    return out
+        bad = field(w, 151, 0) or rec.valid_from > rec.valid_until or (rec.current_stale and not (slot and slot.revoked))
+        return None if bad else rec
+    return scan(words[800:800 + TEMPORAL_RECORDS], one)
 
-# %% ../nbs/02_layout.ipynb #62b624ec
+# %% ../nbs/02_layout.ipynb #511c0c48
 KEY_HEADER_BYTES, BUNDLE_KEY_DIM = 9, 243
 
 @dataclass(frozen=True)
@@ -169,24 +158,17 @@ def decode_retrieval_key(s: int, raw: bytes, dim: int = BUNDLE_KEY_DIM, model_ha
 
 def decode_retrieval_keys(words, dim: int = BUNDLE_KEY_DIM, model_hash: bytes|None = None) -> Decoded:
     "Readable r4 retrieval-key slots."
-    out = Decoded()
-    for s in range(KEY_SLOTS):
-        cells = words[384 + 8 * s: 392 + 8 * s]
-        if not any(cells): continue
-        out.attempts += 1
-        k = decode_retrieval_key(s, b"".join(c.to_bytes(32, "big") for c in cells), dim, model_hash)
-        if k is None: out.fail()
-        else: out.items.append(k)
-    return out
+    slots = [tuple(words[384 + 8 * s: 392 + 8 * s]) for s in range(KEY_SLOTS)]
+    return scan(slots, lambda s, cells: decode_retrieval_key(s, b"".join(c.to_bytes(32, "big") for c in cells), dim, model_hash))
 
-# %% ../nbs/02_layout.ipynb #4fe429f8
+# %% ../nbs/02_layout.ipynb #6c63e83b
 def encode_retrieval_key(model_hash: bytes, l2_norm: float, scale: float, vector) -> tuple:
     "The 8 cells of an r4 retrieval-key slot."
     raw = b"\x01" + model_hash + struct.pack(">f", l2_norm) + struct.pack(f">{len(vector)}b", *vector) + struct.pack(">f", scale)
     raw = raw.ljust(256, b"\0")
     return tuple(int.from_bytes(raw[i:i + 32], "big") for i in range(0, 256, 32))
 
-# %% ../nbs/02_layout.ipynb #c4d3a474
+# %% ../nbs/02_layout.ipynb #9572f006
 SELECTORS = {1: "relation_path_present", 2: "conflict_set_member", 3: "missing_evidence", 4: "answer_density"}
 EVIDENCE_FEATURES = {1: "support_in_degree", 2: "bridge_hop", 3: "lifecycle_state", 4: "contradicts_edge",
                      5: "scope_differs_edge", 6: "top1_score", 7: "no_public_evidence_path"}
@@ -217,16 +199,9 @@ def decode_atom(family: str, k: int, w: int):
 def decode_atoms(words, family: str) -> Decoded:
     "Atoms of one r5 policy region that survive fail-closed decoding."
     lo, hi = REGIONS["r5"][ATOM_REGIONS[family][0]]
-    out = Decoded()
-    for k, w in enumerate(words[lo:hi + 1]):
-        if w == 0: continue
-        out.attempts += 1
-        a = decode_atom(family, k, w)
-        if a is None: out.fail()
-        else: out.items.append(a)
-    return out
+    return scan(words[lo:hi + 1], lambda k, w: decode_atom(family, k, w))
 
-# %% ../nbs/02_layout.ipynb #429b61d0
+# %% ../nbs/02_layout.ipynb #d0eb20c1
 _inv = lambda d: {v: k for k, v in d.items()}
 
 def encode_memory_slot(event_id: str, family: str, valid: bool = True, revoked: bool = False, protected: bool = False,
@@ -252,7 +227,7 @@ def encode_atom(selector: str, evidence_feature: str, action: str, scope: str, t
     return (_inv(SELECTORS)[selector] << 248 | _inv(EVIDENCE_FEATURES)[evidence_feature] << 240 | _inv(ACTIONS)[action] << 236
             | _inv(SCOPES)[scope] << 232 | target_slot << 216 | budget << 200 | flags << 192 | valid_from_epoch << 152 | expiry_epoch << 112)
 
-# %% ../nbs/02_layout.ipynb #5900da46
+# %% ../nbs/02_layout.ipynb #e6797659
 _RESERVED_FLAG_BITS = bits(207, 193)  # header FLAGS: bit 0 genesis_state, bits 1-15 reserved
 
 @lru_cache(None)
@@ -290,7 +265,7 @@ def reserved_violations(words, pipeline: str = "r5") -> list:
     "Indices of cells with a reserved bit set."
     return [i for i, (w, m) in enumerate(zip(words, allowed_masks(check_pipeline(pipeline)))) if w & ~m]
 
-# %% ../nbs/02_layout.ipynb #2bf3b422
+# %% ../nbs/02_layout.ipynb #d90f5668
 @dataclass
 class Substrate:
     pipeline: str

@@ -9,16 +9,16 @@ __all__ = ['QWEN_RERANKER', 'QWEN_RERANKER_REVISION', 'QWEN_PREFIX', 'QWEN_SUFFI
            'sigmoid', 'EmbeddedReranker', 'qwen_pair', 'RerankerUnavailable', 'QwenReranker', 'qwen3_tokenizer',
            'build_tiny_qwen3']
 
-# %% ../nbs/06a_rerank.ipynb #8c7793b5
+# %% ../nbs/06a_rerank.ipynb #d494be2e
 import math, os
 from pathlib import Path
 import numpy as np
 from .retrieval import tokenize
 
-# %% ../nbs/06a_rerank.ipynb #f64a308b
+# %% ../nbs/06a_rerank.ipynb #50ab72db
 def sigmoid(x): return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
 
-# %% ../nbs/06a_rerank.ipynb #b4aee069
+# %% ../nbs/06a_rerank.ipynb #4857e199
 class EmbeddedReranker:
     "Deterministic reranker: sigmoid(8 (0.6 cosine + 0.4 token overlap) - 5)."
     name = "coretex-embedded-v1"
@@ -36,7 +36,7 @@ class EmbeddedReranker:
         overlap = np.array([len(qt & set(tokenize(t))) / max(len(qt), 1) for t in docs])
         return sigmoid(8 * (0.6 * cos + 0.4 * overlap) - 5)
 
-# %% ../nbs/06a_rerank.ipynb #18ab26ab
+# %% ../nbs/06a_rerank.ipynb #34285d4d
 QWEN_RERANKER = "Qwen/Qwen3-Reranker-0.6B"
 QWEN_RERANKER_REVISION = "e61197ed45024b0ed8a2d74b80b4d909f1255473"  # pinned in the v16 bundle manifest
 QWEN_PREFIX = ('<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the '
@@ -51,13 +51,15 @@ def qwen_pair(query: str, doc: str, instruction: str = QWEN_INSTRUCTION) -> str:
 class RerankerUnavailable(RuntimeError):
     "The reranker's weights are not on this machine."
 
-# %% ../nbs/06a_rerank.ipynb #174ca6b5
+# %% ../nbs/06a_rerank.ipynb #cee6b4dc
 class QwenReranker:
     "Qwen3 reranker (the pinned model, or any Qwen3 causal LM directory) behind the reranker interface."
     def __init__(self, model: str = QWEN_RERANKER, revision: str|None = QWEN_RERANKER_REVISION, device: str|None = None,
                  batch_size: int = 16, max_length: int = 8192, dtype=None):
         import torch
         from transformers import AutoTokenizer, AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
+        hf_logging.disable_progress_bar()
         local = Path(model).is_dir()
         kw = {} if local else {"revision": revision, "local_files_only": True}
         try:
@@ -89,11 +91,12 @@ class QwenReranker:
             ids = self.torch.tensor([[pad] * (width - len(seqs[i])) + seqs[i] for i in chunk], device=self.device)
             mask = self.torch.tensor([[0] * (width - len(seqs[i])) + [1] * len(seqs[i]) for i in chunk], device=self.device)
             with self.torch.inference_mode():
-                last = self.model(input_ids=ids, attention_mask=mask).logits[:, -1, :].float()
+                # only the last position's logits are read: computing all of them costs seq_len x 151k x batch
+                last = self.model(input_ids=ids, attention_mask=mask, logits_to_keep=1).logits[:, -1, :].float()
             out[chunk] = sigmoid((last[:, self.yes] - last[:, self.no]).cpu().numpy())
         return out
 
-# %% ../nbs/06a_rerank.ipynb #b2625fec
+# %% ../nbs/06a_rerank.ipynb #5474b489
 QWEN3_SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
     "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
     "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>",
