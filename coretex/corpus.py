@@ -8,7 +8,7 @@ Docs: https://coretex-dev.github.io/coretex/corpus.html.md"""
 __all__ = ['FAMILIES', 'GRADES', 'NEG_RELEVANCE', 'HQ', 'CorpusError', 'check_event', 'Corpus', 'save_corpus', 'load_corpus',
            'generate_corpus']
 
-# %% ../nbs/05_corpus.ipynb #5fde87ba
+# %% ../nbs/05_corpus.ipynb #9529b39b
 import gzip, json, random
 from dataclasses import dataclass
 from functools import cached_property
@@ -16,7 +16,7 @@ from .keccak import to_hex
 from .layout import record_id
 from .seeds import corpus_root, split_for, LAUNCH_SPLIT_RATIOS
 
-# %% ../nbs/05_corpus.ipynb #b9c50215
+# %% ../nbs/05_corpus.ipynb #3581d1b2
 FAMILIES = ("near_collision", "temporal", "long_horizon", "multi_hop_relation", "conflict_lifecycle", "abstention")
 GRADES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
@@ -32,7 +32,7 @@ def check_event(e: dict) -> dict:
         if q["relevance"] not in GRADES: raise CorpusError(f"event {e['id']}: qrel {q['documentId']} grade {q['relevance']} off the scale {GRADES}")
     return e
 
-# %% ../nbs/05_corpus.ipynb #c8a0afe2
+# %% ../nbs/05_corpus.ipynb #b2000856
 @dataclass(frozen=True)
 class Corpus:
     events: tuple
@@ -69,7 +69,7 @@ class Corpus:
         "Query events (not memory events), optionally of one split."
         return [e for e in self.events if not e["id"].startswith("mem_") and (split is None or e["split"] == split)]
 
-# %% ../nbs/05_corpus.ipynb #4c943aee
+# %% ../nbs/05_corpus.ipynb #d7d5e6b9
 def save_corpus(c: Corpus, path) -> None:
     "Write a corpus as JSON (gzip if `path` ends in .gz)."
     data = json.dumps({"schemaVersion": "coretex.production-corpus.v1", "corpusEpoch": c.corpus_epoch,
@@ -84,7 +84,7 @@ def load_corpus(path, verify_root: bool = True) -> Corpus:
         raise CorpusError(f"{path}: corpusRoot {to_hex(c.root)} != recorded {d.get('corpusRoot')}")
     return c
 
-# %% ../nbs/05_corpus.ipynb #7690adda
+# %% ../nbs/05_corpus.ipynb #2777b00f
 _FIRST = ("Ana Bruno Carla Dmitri Elena Farid Greta Hiro Ines Jonas Kira Luca Maya Nils Olga Pavel Quinn Rosa Sami Tara "
           "Umar Vera Wes Xenia Yusuf Zoe Aiko Boris Celia Dario Emil Fiona Gael Hana Ivan Jana Karim Lena Marco Nora").split()
 _LAST = ("Moreno Moreira Okafor Okafer Lindqvist Lindquist Haddad Hadded Kowalski Kowalsky Tanaka Tanake Rossi Rosso "
@@ -100,7 +100,7 @@ _YEARS = (2019, 2020, 2021, 2022, 2023)
 NEG_RELEVANCE = {"near_collision_attribute": 0.4, "near_collision_entity": 0.2, "temporal_stale": 0.4, "trap": 0.0,
                  "lexical_distractor": 0.2, "relation_neighbor": 0.4, "unrelated": 0.0}
 
-# %% ../nbs/05_corpus.ipynb #28ca659d
+# %% ../nbs/05_corpus.ipynb #5c7ace66
 def _person(i: int) -> tuple:
     "Name of person i and of its near-namesake (same first name, neighbouring surname)."
     f, l, gen = _FIRST[i % len(_FIRST)], (i // len(_FIRST)) % len(_LAST), i // (len(_FIRST) * len(_LAST))
@@ -108,6 +108,7 @@ def _person(i: int) -> tuple:
     return f"{f} {_LAST[l]}{suffix}", f"{f} {_LAST[l ^ 1]}{suffix}"
 
 def _doc(did, text, current=True): return {"id": did, "text": text, "isCurrent": current}
+def _a(word: str) -> str: return ("an " if word[0] in "aeiou" else "a ") + word
 def _neg(did, text, cat): return {"id": did, "text": text, "category": cat}
 
 def _event(eid, family, split, query, truths, negs, qrels=None, **extra) -> dict:
@@ -116,7 +117,7 @@ def _event(eid, family, split, query, truths, negs, qrels=None, **extra) -> dict
     return {"id": eid, "family": family, "domain": "people", "split": split, "queryText": query,
             "truthDocuments": truths, "hardNegatives": negs, "qrels": qrels, "protected": False, **extra}
 
-# %% ../nbs/05_corpus.ipynb #7317447c
+# %% ../nbs/05_corpus.ipynb #235a06c0
 def _memory_events(i: int, r: random.Random) -> tuple:
     "The memory events of person i (and the facts the queries need)."
     name, _ = _person(i)
@@ -128,7 +129,7 @@ def _memory_events(i: int, r: random.Random) -> tuple:
     m = lambda k: f"mem_{p}_{k}"
     mem = [
         _event(m("city"), "near_collision", "train_visible", "", [_doc(f"d_{p}_city", f"{name} lives in {city}.")], []),
-        _event(m("role"), "near_collision", "train_visible", "", [_doc(f"d_{p}_role", f"{name} works as a {role}.")], []),
+        _event(m("role"), "near_collision", "train_visible", "", [_doc(f"d_{p}_role", f"{name} works as {_a(role)}.")], []),
         _event(m("org_old"), "temporal", "train_visible", "",
                [_doc(f"d_{p}_org_old", f"In {y_old}, {name} worked at {old_org}.", False)], [],
                temporal={"validFromEpoch": y_old, "validUntilEpoch": 2025, "currentStaleFlag": True, "superseded_by_id": m("org_new")}),
@@ -145,7 +146,7 @@ def _memory_events(i: int, r: random.Random) -> tuple:
     ]
     return mem, f
 
-# %% ../nbs/05_corpus.ipynb #e24db1ce
+# %% ../nbs/05_corpus.ipynb #ddbfeb5a
 def _query_events(i: int, f: dict, ti: int, twin: dict, oi: int, other: dict, split) -> list:
     p, name, t, o = f"p{i:06d}", f["name"], f"p{ti:06d}", f"p{oi:06d}"
     doc = lambda q, k, text, cur=True: _doc(f"d_{q}_{k}", text, cur)
@@ -154,7 +155,7 @@ def _query_events(i: int, f: dict, ti: int, twin: dict, oi: int, other: dict, sp
     return [
         q("near_collision", "city", f"Which city does {name} live in?", [doc(p, "city", f"{name} lives in {f['city']}.")],
           [neg(t, "city", f"{twin['name']} lives in {twin['city']}.", "near_collision_entity"),
-           neg(p, "role", f"{name} works as a {f['role']}.", "near_collision_attribute"),
+           neg(p, "role", f"{name} works as {_a(f['role'])}.", "near_collision_attribute"),
            neg(o, "city", f"{other['name']} lives in {other['city']}.", "unrelated")]),
         q("temporal", "org", f"Where does {name} work now?",
           [doc(p, "org_new", f"Since 2025, {name} works at {f['new_org']}."), doc(p, "org_old", f"In {f['y_old']}, {name} worked at {f['old_org']}.", False)],
@@ -179,7 +180,7 @@ def _query_events(i: int, f: dict, ti: int, twin: dict, oi: int, other: dict, sp
 
 HQ = {org: _CITIES[(7 * k + 3) % len(_CITIES)] for k, org in enumerate(_ORGS)}
 
-# %% ../nbs/05_corpus.ipynb #77c2df9d
+# %% ../nbs/05_corpus.ipynb #7872d450
 def generate_corpus(n_people: int = 160, seed: int = 0, corpus_epoch: int = 0, probes_per_100: int = 12,
                     ratios: dict = LAUNCH_SPLIT_RATIOS) -> Corpus:
     "A corpus of `n_people` people: their memory events, one query per family each, and abstention probes."

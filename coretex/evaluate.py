@@ -8,7 +8,7 @@ Docs: https://coretex-dev.github.io/coretex/evaluate.html.md"""
 __all__ = ['FAMILY_METRIC', 'embedded_corpus', 'StateContext', 'state_context', 'Ranked', 'Evaluator', 'route', 'rank_query',
            'query_metrics', 'score_state', 'evaluator_manifest', 'disabled_families', 'evaluate_patch', 'render_report']
 
-# %% ../nbs/08_evaluate.ipynb #5dedb89c
+# %% ../nbs/08_evaluate.ipynb #7eba6825
 import json, sys
 from dataclasses import dataclass, field as dfield
 import numpy as np
@@ -23,13 +23,13 @@ from .rerank import EmbeddedReranker
 from .metrics import (load_profile, Profile, ndcg_at_k, temporal_hit, relation_hit, abstention_hit, composite,
                              to_ppm, PackScore, PackResult, pack_floor_failures, verdict)
 
-# %% ../nbs/08_evaluate.ipynb #0ea1ccab
+# %% ../nbs/08_evaluate.ipynb #bde67754
 def embedded_corpus() -> Corpus:
     "The generated corpus shipped in coretex.fixtures."
     from importlib.resources import files, as_file
     with as_file(files("coretex.fixtures").joinpath("corpus-small.json.gz")) as p: return load_corpus(p)
 
-# %% ../nbs/08_evaluate.ipynb #77fd0a97
+# %% ../nbs/08_evaluate.ipynb #52335624
 @dataclass
 class StateContext:
     substrate: object
@@ -60,7 +60,7 @@ def state_context(ev, words) -> StateContext:
             for d in ctx.slot_docs.get(r.superseded_by, ()): ctx.bonus[d] = ctx.bonus.get(d, 0) + p["temporalCurrentBoost"]
     return ctx
 
-# %% ../nbs/08_evaluate.ipynb #aecd02e4
+# %% ../nbs/08_evaluate.ipynb #1517ff12
 @dataclass
 class Ranked:
     top: list                # doc ids, best first
@@ -81,7 +81,7 @@ def _lens_pairs(corpus) -> tuple:
                 for d in cur + old: pairs.setdefault(d, []).append((cur, old))
     return by_type, pairs
 
-# %% ../nbs/08_evaluate.ipynb #b2a4e52d
+# %% ../nbs/08_evaluate.ipynb #61429502
 _ATOM_CAPS = {"evidence_bundle": "policyMaxBudgetEvidence", "conflict_lifecycle": "policyMaxBudgetConflict"}
 
 class Evaluator:
@@ -92,7 +92,7 @@ class Evaluator:
         self.profile = profile or load_profile()
         self.pipeline, self.progress = pipeline, progress
         p = self.profile
-        self.fs = FirstStage(self.corpus, embedder or Embedder(), p["firstStageTopK"], p.get("firstStageDenseWeight", 1),
+        self.fs = FirstStage(self.corpus, embedder or Embedder(p.get("biEncoderModelId")), p["firstStageTopK"], p.get("firstStageDenseWeight", 1),
                              p.get("firstStageLexicalWeight", 1), progress)
         self.reranker = reranker or EmbeddedReranker(self.fs)
         self._rr = {}
@@ -107,13 +107,20 @@ class Evaluator:
                 self._rr[(text, d)] = float(s)
         return np.array([self._rr[(text, d)] for d in docs])
 
-# %% ../nbs/08_evaluate.ipynb #530711e6
+# %% ../nbs/08_evaluate.ipynb #303162e4
 def route(ev: Evaluator, text: str, ctx: StateContext) -> tuple:
     "(candidate doc indices, per-doc bonus, abstain atoms admitted) for one query on one state."
     p, sub = ev.profile, ctx.substrate
     idx, _, _ = ev.fs.retrieve(text)
     cand, bonus = set(idx.tolist()) | ctx.mandatory, dict(ctx.bonus)
     add = lambda d, b: bonus.__setitem__(d, bonus.get(d, 0) + b)
+    if sub.keys:  # r4: the query against the active retrieval keys; hits resolve to documents through their slots
+        dim = len(sub.keys[0].vector)
+        q = ev.fs.query_vector(text)[:dim]
+        K = np.array([k.dequantized() for k in sub.keys], np.float32)
+        cos = (K / np.linalg.norm(K, axis=1, keepdims=True)) @ (q / max(np.linalg.norm(q), 1e-12))
+        hit = {sub.keys[i].slot for i in top_k(cos, p["retrievalKeyTopK"]) if cos[i] > 0}
+        cand |= {d for m in sub.active_slots if m.retrieval_slot in hit for d in ctx.slot_docs.get(m.slot, ())}
     seeds = {s for d in idx[:10] for s in ctx.doc_slots.get(int(d), ())}
     reached, frontier = set(seeds), set(seeds)
     for _ in range(p["relationHopBudget"]):
@@ -147,7 +154,7 @@ def route(ev: Evaluator, text: str, ctx: StateContext) -> tuple:
                 cand |= {d for n in ctx.edges.get(a.target_slot, ()) for d in ctx.slot_docs.get(n, ())}
     return sorted(cand), bonus, abstain
 
-# %% ../nbs/08_evaluate.ipynb #c443952c
+# %% ../nbs/08_evaluate.ipynb #f152f1b7
 def rank_query(ev: Evaluator, text: str, ctx: StateContext) -> Ranked:
     "The final top rerankerTopK for one query on one state."
     p = ev.profile
@@ -166,7 +173,7 @@ def rank_query(ev: Evaluator, text: str, ctx: StateContext) -> Ranked:
                     and (a.evidence_feature != "top1_score" or (top1 or 0) < p["policyAbstentionTop1Threshold"]) for a in abstain)
     return Ranked([] if abstained else top, top1, abstained)
 
-# %% ../nbs/08_evaluate.ipynb #6ef883c5
+# %% ../nbs/08_evaluate.ipynb #7df8a107
 FAMILY_METRIC = {"temporal": "temporal", "multi_hop_relation": "relation", "abstention": "abstention"}
 
 def query_metrics(ev: Evaluator, e: dict, r: Ranked, ctx: StateContext) -> dict:
@@ -201,7 +208,7 @@ def score_state(ev: Evaluator, pack: list, words, label: str = "") -> PackScore:
     per_family = {f: _mean([m["ndcg"] for m in per.values() if m["family"] == f and "ndcg" in m]) for f in fams}
     return PackScore(comps, to_ppm(composite(comps, ev.profile.weights)), per, per_family, ctx.substrate.structural)
 
-# %% ../nbs/08_evaluate.ipynb #754459c0
+# %% ../nbs/08_evaluate.ipynb #50951f33
 def evaluator_manifest(ev: Evaluator) -> dict:
     "The bundle manifest describing this evaluator (profile, models, corpus)."
     return {"schemaVersion": "coretex.embedded-bundle.v1", "corpus": {"root": to_hex(ev.corpus.root)},
@@ -222,7 +229,7 @@ def _pack_report(r: PackResult, seed: bytes) -> dict:
             "families": {f: {"before": round(r.before.per_family[f], 6), "after": round(r.after.per_family.get(f, 0.0), 6)}
                          for f in r.before.per_family}, "floor_failures": r.failures}
 
-# %% ../nbs/08_evaluate.ipynb #b0a7d49f
+# %% ../nbs/08_evaluate.ipynb #b639d78e
 def evaluate_patch(ev: Evaluator, parent, patch: bytes, blockhash: bytes, epoch_secret: bytes = bytes(32), epoch_id: int = 0) -> dict:
     "Gate then Confirm on a patch; the report as a JSON-ready dict."
     p = ev.profile
@@ -249,7 +256,7 @@ def evaluate_patch(ev: Evaluator, parent, patch: bytes, blockhash: bytes, epoch_
                                "parentRoot": to_hex(levels[-1][0]), "corpusRoot": to_hex(ev.corpus.root), "bundleHash": to_hex(bh)},
             "dedupKey": to_hex(child.dedup_key), "childRoot": to_hex(child.root)}
 
-# %% ../nbs/08_evaluate.ipynb #b764ca95
+# %% ../nbs/08_evaluate.ipynb #2f76b33d
 def render_report(rep: dict) -> str:
     "A report as aligned text."
     packs = [(k, rep[k]) for k in ("gate", "confirm") if rep.get(k)]

@@ -44,7 +44,7 @@ def test_killed_coordinator_resumes_with_the_same_draw(tmp_path):
             assert time.monotonic() < deadline, "worker never started scoring"
             time.sleep(0.05)
         time.sleep(0.2)
-        p.send_signal(signal.SIGKILL); p.wait()
+        p.send_signal(signal.SIGKILL); p.communicate()
         killed = db.jobs.find_one({"_id": job["jobId"]})
         assert killed["status"] == "running", "the worker finished before it could be killed: the test proved nothing"
         assert db.results.count_documents({}) == 0 and db.epochs.find_one({"_id": 1})["credited"] == []
