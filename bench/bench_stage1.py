@@ -27,14 +27,15 @@ def bench_bm25(texts, queries, k):
     print(f"BM25 index build over {len(texts)} docs: coretex {t_ours_idx:.1f}s, bm25s {t_peer_idx:.1f}s")
     _, t_ours = timed(lambda: [top_k(ours.scores(q), k) for q in queries])
     _, t_peer = timed(lambda: peer.retrieve([tokenize(q) for q in queries], k=k, show_progress=False, n_threads=1))
-    agree = np.mean([len(set(top_k(ours.scores(q), 10)) & set(peer.retrieve([tokenize(q)], k=10, show_progress=False)[0][0])) / 10
-                     for q in queries[:20]])
+    # generated texts tie often, so top-10 *sets* may differ by tie order; the top-10 *scores* must agree
+    agree = max(float(np.max(np.abs(np.sort(ours.scores(q))[-10:] - np.sort(peer.get_scores(tokenize(q)))[-10:] * (1.2 + 1))))
+                for q in queries[:20])
     n_rank = max(3, len(queries) // 20)
     okapi = BM25Okapi([tokenize(t) for t in texts], k1=1.2, b=0.75)
     _, t_okapi = timed(lambda: [np.argsort(-okapi.get_scores(tokenize(q)))[:k] for q in queries[:n_rank]])
     qps, qps_peer, qps_okapi = len(queries) / t_ours, len(queries) / t_peer, n_rank / t_okapi
     print(f"BM25 top-{k}: coretex {qps:8.1f} q/s | bm25s {qps_peer:8.1f} q/s (ratio {qps / qps_peer:.2f}x) | "
-          f"rank-bm25 {qps_okapi:8.2f} q/s (ratio {qps / qps_okapi:.0f}x) | top-10 overlap with bm25s {agree:.2f}")
+          f"rank-bm25 {qps_okapi:8.2f} q/s (ratio {qps / qps_okapi:.0f}x) | max top-10 score difference vs bm25s {agree:.1e}")
 
 
 def bench_dense(n, queries, k, dim=384):
@@ -47,8 +48,13 @@ def bench_dense(n, queries, k, dim=384):
     _, t_ours = timed(lambda: [top_k(x @ v, k) for v in q])
     _, t_peer = timed(lambda: [index.search(v[None], k) for v in q])
     same = np.mean([set(top_k(x @ v, k)) == set(index.search(v[None], k)[1][0]) for v in q[:20]])
-    print(f"dense top-{k} over {n} x {dim}: coretex {queries / t_ours:8.1f} q/s | faiss IndexFlatIP {queries / t_peer:8.1f} q/s "
-          f"(ratio {t_peer / t_ours:.2f}x) | identical top-{k} sets {same:.2f}")
+    print(f"dense top-{k} over {n} x {dim}, one query at a time: coretex {queries / t_ours:8.1f} q/s | faiss IndexFlatIP "
+          f"{queries / t_peer:8.1f} q/s (ratio {t_peer / t_ours:.2f}x) | identical top-{k} sets {same:.2f}")
+    packs = [q[i:i + 64] for i in range(0, len(q), 64)]  # the evaluator scores a pack of 64 queries in one matrix product
+    _, t_ours_b = timed(lambda: [[top_k(col, k) for col in (x @ p.T).T] for p in packs])
+    _, t_peer_b = timed(lambda: [index.search(p, k) for p in packs])
+    print(f"dense top-{k} over {n} x {dim}, packs of 64 queries: coretex {queries / t_ours_b:8.1f} q/s | faiss IndexFlatIP "
+          f"{queries / t_peer_b:8.1f} q/s (ratio {t_peer_b / t_ours_b:.2f}x)")
 
 
 def main():
