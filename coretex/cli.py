@@ -192,15 +192,9 @@ def _coordinator(args):
     return Coordinator(db, chain, Evaluator(), signer, confirmations=args.confirmations), close
 
 def cmd_coordinator_work(args):
-    import threading
     from coretex.coordinator import work
     coord, close = _coordinator(args)
-    try:
-        if args.once:
-            for jid in coord.pending():
-                env = coord.process(jid)
-                print(f"job {jid}: {env['report']['outcome']} (gate {env['report']['receipt']['gateDeltaPpm']} ppm)", flush=True)
-        else: work(coord, threading.Event(), log=lambda m: print(m, flush=True))
+    try: work(coord, log=lambda m: print(m, flush=True), once=args.once)
     finally: close()
 
 def cmd_coordinator_serve(args):

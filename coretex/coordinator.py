@@ -8,12 +8,13 @@ Docs: https://coretex-dev.github.io/coretex/coordinator.html.md"""
 __all__ = ['IntakeError', 'Coordinator', 'make_app', 'work']
 
 # %% ../nbs/16_coordinator.ipynb #358916b8
-import json, sys, threading, time
+import threading, time
 from collections import defaultdict, deque
 from datetime import datetime, timezone
 from .keccak import keccak256, to_hex, from_hex, HexError
 from .state import state_bytes, words_from_bytes, state_root
-from .patch import decode_patch, PatchError, semantic_bytes, patch_hash, dedup_key, MAX_PATCH_BYTES, PATCH_HEADER_BYTES
+import pymongo
+from .patch import apply_patch, decode_patch, PatchError, semantic_bytes, patch_hash, dedup_key, MAX_PATCH_BYTES, PATCH_HEADER_BYTES
 from .seeds import SeedInputs, eval_seed
 from .chain import Chain, wait_for_block, ChainError
 from .receipt import secret_commitment, build_report, sign_report, Signer
@@ -73,10 +74,8 @@ class Coordinator:
         cached = self.db.results.find_one({"_id": dk})
         if cached: return {"status": "done", "cached": True, "dedupKey": dk, "outcome": cached["envelope"]["report"]["outcome"],
                            "envelope": cached["envelope"]}
-        from coretex.patch import apply_patch
         try: apply_patch(self.state(ep["root"]), data, self.ev.pipeline)
         except PatchError as e: raise IntakeError(400, e.code, e.reason) from None
-        import pymongo
         key = f"{epoch_id}:{ep['root']}:{ph}"
         try: self.db.inflight.insert_one({"_id": key, "at": _now()})
         except pymongo.errors.DuplicateKeyError: raise IntakeError(409, "duplicate_in_flight", f"patch {ph} is already being evaluated") from None
@@ -122,7 +121,6 @@ def _process(self, job_id: str) -> dict:
     self.db.results.update_one({"_id": job["dedupKey"]}, {"$setOnInsert": {"envelope": env, "jobId": job_id}}, upsert=True)
     env = self.db.results.find_one({"_id": job["dedupKey"]})["envelope"]
     if env["report"]["outcome"] == "STATE_ADVANCE":
-        from coretex.patch import apply_patch
         child = apply_patch(parent, data, self.ev.pipeline)
         self._keep_state(to_hex(child.root), child.words)
         self.db.epochs.update_one({"_id": job["epochId"], "root": job["parentRoot"], "credited": {"$nin": [job_id]}},
@@ -175,12 +173,15 @@ def make_app(coord: Coordinator, rate_per_minute: int = 10):
         return jsonify(r["envelope"]) if r else err(404, "unknown_result", dedup)
     return app
 
-def work(coord: Coordinator, stop: threading.Event, poll: float = 0.5, log=print) -> None:
-    "Evaluate pending jobs until `stop` is set; a failed job is logged and left failed."
+def work(coord: Coordinator, stop: threading.Event|None = None, poll: float = 0.5, log=print, once: bool = False) -> None:
+    "Evaluate pending jobs until `stop` is set (or, with `once`, until none is left); a failed job is logged and left failed."
+    stop = stop or threading.Event()
     while not stop.is_set():
-        for jid in coord.pending():
+        pending = coord.pending()
+        for jid in pending:
             try:
                 env = coord.process(jid)
                 log(f"job {jid}: {env['report']['outcome']} (gate {env['report']['receipt']['gateDeltaPpm']} ppm)")
             except (ChainError, PatchError) as e: log(f"job {jid} failed: {e}")
-        stop.wait(poll)
+        if once and not pending: return
+        stop.wait(0 if once else poll)

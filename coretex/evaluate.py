@@ -9,12 +9,12 @@ __all__ = ['FAMILY_METRIC', 'embedded_corpus', 'StateContext', 'state_context', 
            'query_metrics', 'score_state', 'evaluator_manifest', 'disabled_families', 'evaluate_patch', 'render_report']
 
 # %% ../nbs/08_evaluate.ipynb #7eba6825
-import json, sys
+import sys
 from dataclasses import dataclass, field as dfield
 import numpy as np
-from .keccak import keccak256, to_hex, from_hex
-from .layout import decode_substrate, fixture_text, REQUIRE_NO_EVIDENCE_PATH
-from .state import state_root, merkle_levels
+from .keccak import to_hex
+from .layout import decode_substrate, REQUIRE_NO_EVIDENCE_PATH
+from .state import merkle_levels
 from .patch import apply_patch
 from .seeds import SeedInputs, eval_seed, draw_pack, bundle_hash
 from .corpus import load_corpus, Corpus

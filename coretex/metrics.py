@@ -11,7 +11,7 @@ __all__ = ['WEIGHT_KEYS', 'ndcg_at_k', 'temporal_hit', 'relation_hit', 'abstenti
 
 # %% ../nbs/07_metrics.ipynb #2e81f0ea
 import json, math
-from dataclasses import dataclass, field as dfield
+from dataclasses import dataclass
 from .layout import fixture_text
 
 # %% ../nbs/07_metrics.ipynb #e05a34a4

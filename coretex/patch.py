@@ -11,8 +11,8 @@ __all__ = ['PATCH_ERRORS', 'PATCH_TYPES', 'PATCH_HEADER_BYTES', 'MAX_PATCH_BYTES
 
 # %% ../nbs/03_patch.ipynb #3dfd2063
 from dataclasses import dataclass
-from .keccak import keccak256, from_hex, HexError, to_hex, word_hex
-from .state import WORD_COUNT, WORD_MAX, merkle_levels, updated_levels, state_root
+from .keccak import keccak256, from_hex, HexError, to_hex
+from .state import WORD_COUNT, merkle_levels, updated_levels
 from .layout import reserved_violations
 
 # %% ../nbs/03_patch.ipynb #66976fc9

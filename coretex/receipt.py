@@ -9,9 +9,9 @@ __all__ = ['ENV_KEY', 'RECEIPT_TYPES', 'secret_commitment', 'Signer', 'build_rep
            'typed_receipt', 'sign_report', 'recover_signer']
 
 # %% ../nbs/15_receipt.ipynb #75994add
-import json, os, stat, time
+import os, time
 from pathlib import Path
-from .keccak import keccak256, canonical_json, canonical_hash, to_hex, from_hex
+from .keccak import keccak256, canonical_hash, to_hex, from_hex
 
 # %% ../nbs/15_receipt.ipynb #841a934a
 def secret_commitment(secret: bytes) -> bytes:

@@ -71,9 +71,9 @@ def check_rescore(env, evaluator, secret: bytes|None, tolerance: int|None = None
     again = evaluate_patch(evaluator, words_from_bytes(from_hex(r["parentState"])), from_hex(r["patch"]), from_hex(sd["blockhash"]), secret, r["epochId"])
     rc = r["receipt"]
     dg = abs(again["gate"]["delta_ppm"] - rc["gateDeltaPpm"])
-    dc = 0 if rc["confirmDeltaPpm"] is None and again["confirm"] is None else \
-        abs((again["confirm"] or {"delta_ppm": 10**9})["delta_ppm"] - (rc["confirmDeltaPpm"] if rc["confirmDeltaPpm"] is not None else -10**9))
-    ok = again["outcome"] == r["outcome"] and dg <= tol and dc <= tol
+    ran = (again["confirm"] is not None, rc["confirmDeltaPpm"] is not None)
+    dc = abs(again["confirm"]["delta_ppm"] - rc["confirmDeltaPpm"]) if all(ran) else 0
+    ok = again["outcome"] == r["outcome"] and ran[0] == ran[1] and dg <= tol and dc <= tol
     return _check("rescore", ok, f"outcome {again['outcome']}, gate delta off by {dg} ppm, confirm by {dc} ppm (tolerance {tol})")
 
 def _guarded(name, fn):

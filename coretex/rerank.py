@@ -10,7 +10,6 @@ __all__ = ['QWEN_RERANKER', 'QWEN_RERANKER_REVISION', 'QWEN_PREFIX', 'QWEN_SUFFI
            'build_tiny_qwen3']
 
 # %% ../nbs/06a_rerank.ipynb #d494be2e
-import math, os
 from pathlib import Path
 import numpy as np
 from .retrieval import tokenize

@@ -10,8 +10,7 @@ __all__ = ['WORD_COUNT', 'STATE_BYTES', 'WORD_MAX', 'GENESIS', 'PIPELINES', 'REG
            'bits', 'merkle_levels', 'state_root', 'updated_levels']
 
 # %% ../nbs/01_state.ipynb #8d5c645d
-from dataclasses import dataclass
-from .keccak import keccak256, from_hex, HexError, to_hex, ZERO32
+from .keccak import keccak256, from_hex, HexError
 
 # %% ../nbs/01_state.ipynb #5732a467
 WORD_COUNT = 1024

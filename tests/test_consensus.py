@@ -1,10 +1,9 @@
 "Consensus: the multipliers the reference forgot, the command line, and stored weights through the embedded MongoDB."
-import json, math, os
+import json
 import numpy as np
 import pytest
 from helpers import run_cli
-from coretex.consensus import (ConsensusConfig, evaluate_challenge, ice_responses, base_emissions, top_score_bonus,
-                               ConsensusResult, ConsensusStore, ema_weights)
+from coretex.consensus import (ConsensusConfig, evaluate_challenge, ice_responses, base_emissions, top_score_bonus)
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,7 @@
 The database runs in its own process (the embedded MongoDB wire-protocol server), as it would in production;
 the coordinator's worker is a real `coretex coordinator work` process, killed with SIGKILL while it scores.
 """
-import os, signal, subprocess, sys, time
-import pytest
+import os, signal, subprocess, time
 from coretex.chain import Chain
 from coretex.coordinator import Coordinator
 from coretex.evaluate import Evaluator, evaluate_patch

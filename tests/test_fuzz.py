@@ -1,5 +1,4 @@
 "Fuzzing the patch codec: malformed bytes only ever raise the typed error; valid patches round-trip."
-import random
 from hypothesis import given, settings, strategies as st, HealthCheck
 from coretex.patch import PatchError, apply_patch, decode_patch, encode_patch, make_patch, Patch
 from coretex.state import GENESIS, WORD_COUNT, merkle_levels, state_root
