@@ -128,7 +128,9 @@ def cmd_consensus(args):
     rows = read_jsonl(args.responses)
     url = args.narrator_url or os.environ.get("CORETEX_NARRATOR_URL")
     narrator = openai_narrator(url, args.narrator_model, os.environ.get("CORETEX_NARRATOR_KEY")) if url else template_narrative
-    r = evaluate_challenge(rows, out_dir=args.out, narrator=narrator)
+    from coretex.store import data_dir
+    # The heatmap goes beside the database unless asked for elsewhere, never into the working folder.
+    r = evaluate_challenge(rows, out_dir=args.out or str(data_dir().parent / "reports"), narrator=narrator)
     if not args.no_store:
         db, close = _open_store(args)
         try:
@@ -354,7 +356,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
     p = sub.add_parser("consensus", help="score one challenge's responses: consensus, scores, emissions, heatmap")
     p.add_argument("responses", metavar="RESPONSES.jsonl")
-    p.add_argument("--out", default=".", help="folder for the heatmap PNG (default: current folder)")
+    p.add_argument("--out", help="folder for the heatmap PNG (default: $CORETEX_DATA/reports, ~/.local/share/coretex/reports)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--challenge-id", help="id to store the evaluation under (default: hash of the file)")
     p.add_argument("--prompt", help="the challenge's prompt, stored with it")

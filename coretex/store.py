@@ -28,6 +28,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 # %% ../nbs/10_store.ipynb #5b7bfd29
+# The server must not outlive coretex: atexit does not run when coretex is killed (SIGKILL, a default
+# SIGTERM, a dead notebook kernel), so the child watches its parent and stops itself cleanly once orphaned.
+_SERVE_UNTIL_ORPHANED = """
+import os, signal, threading, time
+parent = os.getppid()
+def watch():
+    while os.getppid() == parent: time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+threading.Thread(target=watch, daemon=True).start()
+from nx_27017.nx_27017 import main; main()
+"""
+
 class EmbeddedMongo:
     "An nx-27017 MongoDB wire-protocol server on loopback, started and stopped by coretex."
     def __init__(self, path=None, port: int|None = None):
@@ -42,7 +54,7 @@ class EmbeddedMongo:
         self.port = self.port or free_port()
         log = self.path / f"nx-27017-{self.port}.log"
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from nx_27017.nx_27017 import main; main()", "--data-dir", str(self.path),
+            [sys.executable, "-c", _SERVE_UNTIL_ORPHANED, "--data-dir", str(self.path),
              "--host", "127.0.0.1", "-p", str(self.port), "--log-file", str(log), "--pid-file", str(self.path / f"nx-{self.port}.pid")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         atexit.register(self.stop)

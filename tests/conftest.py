@@ -1,5 +1,49 @@
-import json
+import json, os, shutil, subprocess, tempfile, time
+from pathlib import Path
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _checkout_files() -> set:
+    "Every untracked or ignored path git sees in the checkout, build caches aside."
+    if shutil.which("git") is None or not (ROOT / ".git").exists(): return set()
+    out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
+                         capture_output=True, text=True).stdout.splitlines()
+    return {l[3:] for l in out if l[:2] in ("??", "!!") and "__pycache__" not in l and ".egg-info" not in l}
+
+
+def _embedded_servers() -> set:
+    "Pids of running nx-27017 servers (coretex's embedded MongoDB)."
+    pids = set()
+    for d in Path("/proc").glob("[0-9]*"):
+        try: cmd = (d / "cmdline").read_bytes()
+        except OSError: continue
+        if b"nx_27017" in cmd and (d / "stat").read_text().split()[2] != "Z": pids.add(int(d.name))
+    return pids
+
+
+def pytest_configure(config):
+    # Everything the suite stores goes to a temporary data folder, not the user's ~/.local/share/coretex;
+    # the commands the tests start inherit it.
+    config._coretex_data = tempfile.mkdtemp(prefix="coretex-tests-")
+    os.environ.setdefault("CORETEX_DATA", config._coretex_data)
+    config._coretex_before = (_checkout_files(), _embedded_servers())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if not hasattr(config, "_coretex_before"): return
+    files, servers = config._coretex_before
+    deadline = time.monotonic() + 10
+    while (left := _embedded_servers() - servers) and time.monotonic() < deadline: time.sleep(0.2)
+    stray = sorted(_checkout_files() - files)
+    shutil.rmtree(config._coretex_data, ignore_errors=True)
+    problems = ([f"embedded MongoDB servers still running after the suite: pids {sorted(left)}"] if left else []) + \
+               ([f"the suite left files in the checkout: {stray}"] if stray else [])
+    if problems:
+        print("\n" + "\n".join(problems))
+        session.exitstatus = 1
 
 
 @pytest.fixture
