@@ -7,8 +7,8 @@ Docs: https://coretex-dev.github.io/coretex/cli.html.md"""
 # %% auto #0
 __all__ = ['CliError', 'emit', 'hex32', 'cmd_state_root', 'cmd_patch_apply', 'cmd_seeds', 'make_reranker', 'cmd_evaluate',
            'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights', 'cmd_beliefs_eval', 'cmd_coordinator_work',
-           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'build_parser',
-           'main']
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'cmd_docs',
+           'build_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -328,6 +328,14 @@ def _demo_coordinator(say, ev, patch) -> None:
         say(render_checks(replay(env, chain, ev, secret)))
     finally: close()
 
+# %% ../nbs/09_cli.ipynb #d0c5c1a2
+def cmd_docs(args):
+    from pathlib import Path
+    from coretex.docs import build_site
+    if not Path("nbs").is_dir(): raise CliError("no nbs/ folder here: run coretex docs from the root of a coretex checkout")
+    pages = build_site(args.out, "nbs")
+    print(f"{len(pages)} pages written to {args.out}/ (open {args.out}/index.html)")
+
 # %% ../nbs/09_cli.ipynb #880881bb
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
@@ -408,6 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", required=True, metavar="HEX")
     p.add_argument("--epoch-id", required=True, metavar="N")
     p.set_defaults(func=cmd_seeds)
+    p = sub.add_parser("docs", help="render the documentation site: every notebook, the front page, the API reference",
+                       epilog="example: coretex docs --out _docs   (run from the root of a coretex checkout)")
+    p.add_argument("--out", default="_docs", help="folder for the site (default: _docs)")
+    p.set_defaults(func=cmd_docs)
     return ap
 
 def main(argv=None) -> int:
