@@ -43,9 +43,12 @@ PATCH_HEADER_BYTES, MAX_PATCH_BYTES, MAX_WORDS = 42, 178, 4
 @dataclass(frozen=True)
 class Patch:
     patch_type: int; score_delta: int; parent_root: bytes; indices: tuple; new_words: tuple
-    def __post_init__(self):
+    def __post_init__(self):  # what the wire format cannot carry is no patch at all
         if len(self.indices) != len(self.new_words):
             raise PatchError("DECODE", f"{len(self.indices)} indices but {len(self.new_words)} words")
+        if len(self.parent_root) != 32: raise PatchError("DECODE", f"parentStateRoot is {len(self.parent_root)} bytes, not 32")
+        if not 0 <= self.score_delta < 2**63: raise PatchError("DECODE", f"scoreDelta {self.score_delta} is not a non-negative int64")
+        if not all(0 <= w < 2**256 for w in self.new_words): raise PatchError("DECODE", "a new word is not a uint256")
     @property
     def word_count(self) -> int: return len(self.indices)
 
@@ -150,11 +153,11 @@ def prepare(words, levels: list|None = None) -> ParentState:
 # %% ../nbs/03_patch.ipynb #c06066e6
 def check_patch(parent: ParentState, p: Patch, pipeline: str = "r5") -> dict:
     "The cells `p` writes ({index: word}) if `parent` accepts it under `pipeline`; else the PatchError."
-    words = parent.words
+    words, r5 = parent.words, check_pipeline(pipeline) == "r5"
     if not 1 <= p.word_count <= MAX_WORDS: raise PatchError("E03", f"wordCount {p.word_count} outside 1..{MAX_WORDS}")
     if p.parent_root != parent.root:
         raise PatchError("E01", f"parentStateRoot {to_hex(p.parent_root)} != state root {to_hex(parent.root)}")
-    why = type_refusal(p.patch_type, p.indices) or (check_pipeline(pipeline) == "r5" and r5_write_refusal(words, p))
+    why = type_refusal(p.patch_type, p.indices) or (r5 and r5_write_refusal(words, p))
     if why: raise PatchError("E02", why)
     writes = dict(zip(p.indices, p.new_words))
     if all(words[i] == w for i, w in writes.items()): raise PatchError("E05", "every target word is unchanged")
