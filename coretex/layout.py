@@ -7,13 +7,14 @@ Docs: https://coretex-dev.github.io/coretex/layout.html.md"""
 # %% auto #0
 __all__ = ['SLOT_FAMILIES', 'MEMORY_SLOTS', 'KEY_SLOTS', 'EDGE_TYPES', 'RELATION_ENTRIES', 'LENS_FLAG', 'TEMPORAL_RECORDS',
            'KEY_HEADER_BYTES', 'BUNDLE_KEY_DIM', 'SELECTORS', 'EVIDENCE_FEATURES', 'ACTIONS', 'SCOPES', 'ATOM_REGIONS',
-           'TARGET_NONE', 'ANCHOR_SLOT_LIMIT', 'REQUIRE_NO_EVIDENCE_PATH', 'fixture_text', 'loads_lenient',
-           'load_schema', 'decode_header', 'MemorySlot', 'record_id', 'Decoded', 'scan', 'decode_memory_slot',
-           'decode_memory_index', 'RelationEdge', 'CategoryLens', 'decode_relation', 'decode_relations',
-           'TemporalRecord', 'decode_temporal', 'RetrievalKey', 'model_id_hash', 'decode_retrieval_key',
-           'decode_retrieval_keys', 'encode_retrieval_key', 'PolicyAtom', 'decode_atom', 'decode_atoms',
-           'encode_memory_slot', 'encode_relation', 'encode_temporal', 'encode_atom', 'allowed_mask', 'allowed_masks',
-           'reserved_violations', 'Substrate', 'decode_substrate']
+           'TARGET_NONE', 'ANCHOR_SLOT_LIMIT', 'REQUIRE_NO_EVIDENCE_PATH', 'RESERVED_MASKS', 'RESERVED_BITS',
+           'INVALID_ATOM', 'POLICY_RESERVED', 'PIPELINE_FAULTS', 'fixture_text', 'loads_lenient', 'load_schema',
+           'decode_header', 'MemorySlot', 'record_id', 'Decoded', 'scan', 'decode_memory_slot', 'decode_memory_index',
+           'RelationEdge', 'CategoryLens', 'decode_relation', 'decode_relations', 'TemporalRecord', 'decode_temporal',
+           'RetrievalKey', 'model_id_hash', 'decode_retrieval_key', 'decode_retrieval_keys', 'encode_retrieval_key',
+           'PolicyAtom', 'decode_atom', 'decode_atoms', 'encode_memory_slot', 'encode_relation', 'encode_temporal',
+           'encode_atom', 'reserved_mask', 'allowed_mask', 'allowed_masks', 'reserved_violations', 'Fault',
+           'cell_fault', 'state_faults', 'first_fault', 'Substrate', 'decode_substrate']
 
 # %% ../nbs/02_layout.ipynb #78828ac4
 import json, re, struct
@@ -231,39 +232,66 @@ def encode_atom(selector: str, evidence_feature: str, action: str, scope: str, t
 _RESERVED_FLAG_BITS = bits(207, 193)  # header FLAGS: bit 0 genesis_state, bits 1-15 reserved
 
 @lru_cache(None)
-def _header_masks() -> tuple:
-    masks = [0] * 32
-    for s in load_schema()["x-slots"]: masks[s["word"]] |= bits(s["bitsHi"], s["bitsLo"])
-    masks[0] &= ~_RESERVED_FLAG_BITS
-    return tuple(masks)
+def _header_reserved() -> tuple:
+    named = [0] * 32
+    for s in load_schema()["x-slots"]: named[s["word"]] |= bits(s["bitsHi"], s["bitsLo"])
+    return tuple(WORD_MAX & ~m | (_RESERVED_FLAG_BITS if i == 0 else 0) for i, m in enumerate(named))
 
-_MEMORY_MASK = {"r4": WORD_MAX & ~bits(63, 51), "r5": WORD_MAX & ~bits(63, 52)}  # flag bits 3 (r4) / 4 (r5) and up
-_RELATION_MASK = bits(255, 223) | bits(103, 96) | bits(7, 0)
-_TEMPORAL_MASK = bits(255, 152) & ~bits(159, 153)
-_ATOM_MASK = bits(255, 112)
-_CODEBOOK_MASK = (WORD_MAX & ~bits(223, 209), WORD_MAX)  # entry word 0 flags use bit 0 only; word 1 is data
+def reserved_mask(i: int) -> int:
+    "Bits of cell `i` that must be zero in every state, whatever the pipeline."
+    if i < 32: return _header_reserved()[i]
+    if i >= 992: return WORD_MAX                              # the reserved range
+    return bits(151, 0) if 800 <= i < 896 else 0              # temporal records; decoders judge the rest
 
-def allowed_mask(i: int, pipeline: str = "r5", key_dim: int = BUNDLE_KEY_DIM) -> int:
+RESERVED_MASKS = tuple(reserved_mask(i) for i in range(WORD_COUNT))
+
+# %% ../nbs/02_layout.ipynb #d0ba880a
+def allowed_mask(i: int, pipeline: str = "r5") -> int:
     "Bits that cell `i` may set under `pipeline`."
-    if i < 32: return _header_masks()[i]
-    if i < 384: return _MEMORY_MASK[check_pipeline(pipeline)]
-    if i < 672:
-        if pipeline == "r5": return _ATOM_MASK
-        used = (KEY_HEADER_BYTES + key_dim + 4) * 8 - ((i - 384) % 8) * 256  # key bits used in this cell
-        return WORD_MAX if used >= 256 else 0 if used <= 0 else WORD_MAX & ~((1 << (256 - used)) - 1)
-    if i < 800: return _RELATION_MASK
-    if i < 896: return _TEMPORAL_MASK
-    if i < 992: return 0 if check_pipeline(pipeline) == "r5" else _CODEBOOK_MASK[(i - 896) % 2]
-    return 0
+    if check_pipeline(pipeline) == "r5" and 896 <= i < 992: return 0
+    return WORD_MAX & ~RESERVED_MASKS[i]
 
 @lru_cache(None)
-def allowed_masks(pipeline: str = "r5", key_dim: int = BUNDLE_KEY_DIM) -> tuple:
+def allowed_masks(pipeline: str = "r5") -> tuple:
     "`allowed_mask` of all 1024 cells."
-    return tuple(allowed_mask(i, pipeline, key_dim) for i in range(WORD_COUNT))
+    return tuple(allowed_mask(i, pipeline) for i in range(WORD_COUNT))
 
 def reserved_violations(words, pipeline: str = "r5") -> list:
-    "Indices of cells with a reserved bit set."
-    return [i for i, (w, m) in enumerate(zip(words, allowed_masks(check_pipeline(pipeline)))) if w & ~m]
+    "Indices of cells that set a bit `pipeline` does not allow."
+    return [i for i, (w, m) in enumerate(zip(words, allowed_masks(pipeline))) if w & ~m]
+
+# %% ../nbs/02_layout.ipynb #4d39dd95
+@dataclass(frozen=True)
+class Fault:
+    "A check a cell can fail: its rank in the protocol's order, the error code and what it means."
+    rank: int; code: str; what: str
+
+RESERVED_BITS = Fault(0, "E04", "a reserved bit is set")
+INVALID_ATOM = Fault(1, "E02", "a policy atom fails closed")
+POLICY_RESERVED = Fault(2, "E04", "r5 keeps cells 896-991 zero")
+PIPELINE_FAULTS = {"r4": (RESERVED_BITS,), "r5": (RESERVED_BITS, INVALID_ATOM, POLICY_RESERVED)}
+_ATOM_SPANS = tuple((*REGIONS["r5"][region], family) for family, (region, _) in ATOM_REGIONS.items())
+
+def cell_fault(i: int, w: int):
+    "The Fault of cell `i` holding `w` (checked whatever the pipeline; the pipeline decides which count), or None."
+    if w & RESERVED_MASKS[i]: return RESERVED_BITS
+    if not w: return None
+    for lo, hi, family in _ATOM_SPANS:
+        if lo <= i <= hi: return INVALID_ATOM if decode_atom(family, i - lo, w) is None else None
+    return POLICY_RESERVED if 896 <= i < 992 else None
+
+# %% ../nbs/02_layout.ipynb #e1bc4e4e
+def state_faults(words) -> dict:
+    "{cell: Fault} for every cell of a state that fails a check."
+    return {i: f for i, w in enumerate(words) if w and (f := cell_fault(i, w))}
+
+def first_fault(faults: dict, pipeline: str = "r5"):
+    "(cell, Fault) that the protocol reports for a state with `faults` under `pipeline`, or None."
+    counted = PIPELINE_FAULTS[check_pipeline(pipeline)]
+    hits = [(f.rank, i) for i, f in faults.items() if f in counted]
+    if not hits: return None
+    i = min(hits)[1]
+    return i, faults[i]
 
 # %% ../nbs/02_layout.ipynb #d90f5668
 @dataclass

@@ -36,19 +36,34 @@ def test_patch_apply_success_matches_vector(genesis_file, vectors):
 
 
 def test_patch_apply_refusals(genesis_file):
+    "Each refusal the command can give, under the default pipeline (r5) and under --pipeline r4."
     root = state_root(GENESIS)
-    cases = {
-        "E01": make_patch(b"\x01" * 32, {40: 1}),
-        "E02": make_patch(root, {1000: 1}),
-        "E03": make_patch(root, {i: 1 for i in range(40, 45)}),
-        "E04": make_patch(root, {800: 1}),
-        "E05": make_patch(root, {40: 0}),
+    cases = {  # patch: (code under r5, code under r4; None = accepted)
+        make_patch(b"\x01" * 32, {40: 1}): ("E01", "E01"),
+        make_patch(root, {2: 1}, 0x06): ("E02", None),                  # r5 freezes the header
+        make_patch(root, {384: 1}, 0x07): ("E02", None),                # an invalid atom; r4 key bytes
+        make_patch(root, {800: 1}, 0x03): ("E04", "E04"),               # temporal bits 151:0 are reserved
+        make_patch(root, {900: 1}, 0x05): ("E04", None),                # r5 keeps 896-991 zero
+        make_patch(root, {40: 0}, 0x02): ("E05", "E05"),
+        make_patch(root, {i: 1 for i in range(40, 45)}): ("DECODE", "DECODE"),   # wordCount 5 does not decode
+        make_patch(root, {1000: 1}): ("DECODE", "DECODE"),              # nor does an index in 992-1023
     }
-    for code, data in cases.items():
-        r = run_cli("patch-apply", genesis_file, data.hex())
-        out = json.loads(r.stdout)
-        assert (r.returncode, out["ok"], out["code"]) == (1, False, code), (code, out)
-        assert out["reason"] and "Traceback" not in r.stderr
+    for data, codes in cases.items():
+        for args, code in (([], codes[0]), (["--pipeline", "r4"], codes[1])):
+            r = run_cli("patch-apply", genesis_file, data.hex(), *args)
+            out = json.loads(r.stdout)
+            assert "Traceback" not in r.stderr, r.stderr
+            if code is None: assert (r.returncode, out["ok"]) == (0, True) and out["root"].startswith("0x"), (args, out)
+            else:
+                assert (r.returncode, out["ok"], out["code"]) == (1, False, code), (args, code, out)
+                assert out["reason"]
+
+
+def test_patch_apply_bad_state_is_one_line(tmp_path):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"\x01\x02")
+    r = run_cli("patch-apply", bad, "ff01")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "32768" in r.stderr
 
 
 def test_patch_apply_malformed_is_decode(genesis_file):
