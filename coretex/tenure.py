@@ -6,8 +6,8 @@ Docs: https://coretex-dev.github.io/coretex/tenure.html.md"""
 
 # %% auto #0
 __all__ = ['EVAL_USER', 'EVAL_PERSONAS', 'PUBLISHED', 'FIXTURE_FILES', 'STATIC_KINDS', 'SESSION_KINDS', 'UNCHECKED_BY_REFERENCE',
-           'SESSION_CATEGORY', 'STRUCTURAL_CATEGORIES', 'BACKENDS', 'REPORT_NAMES', 'FixtureError', 'FixtureSet',
-           'read_fixture', 'check_belief', 'check_expect', 'check_case', 'check_session', 'load_fixtures',
+           'UNKNOWN_KIND', 'SESSION_CATEGORY', 'STRUCTURAL_CATEGORIES', 'BACKENDS', 'REPORT_NAMES', 'FixtureError',
+           'FixtureSet', 'read_fixture', 'check_belief', 'check_expect', 'check_case', 'check_session', 'load_fixtures',
            'packaged_fixtures', 'unknown_kinds', 'Verdict', 'prelude_failures', 'ordered_failures', 'check_static',
            'check_turn', 'drift_score', 'js_round', 'search_scores', 'entry', 'turn_entry', 'pass_type',
            'retrieval_summary', 'fresh', 'timed_context', 'run_static', 'apply_turn_writes', 'run_sessions',
@@ -29,7 +29,7 @@ PUBLISHED = {
     "vector": {"static": [8, 60], "session": [0, 12], "total": [8, 72], "mean_precision": 0.12, "drift": {9: 0.43, 10: 0.50}},
 }
 
-# %% ../nbs/13_tenure.ipynb #ba5f3821
+# %% ../nbs/13_tenure.ipynb #e7230080
 FIXTURE_FILES = ("beliefs.seed.json", "retrieval.cases.json", "session-retrieval.cases.json")
 
 class FixtureError(ValueError):
@@ -52,7 +52,7 @@ def read_fixture(path: Path) -> list:
     if not isinstance(data, list): raise FixtureError(f"{path}: expected a JSON array, got {type(data).__name__}")
     return data
 
-# %% ../nbs/13_tenure.ipynb #951bd008
+# %% ../nbs/13_tenure.ipynb #e49e0c4c
 def _need(ok: bool, where: str, what: str) -> None:
     if not ok: raise FixtureError(f"{where}: {what}")
 
@@ -89,7 +89,7 @@ def check_case(c, where: str, keys=("caseId", "scope", "query", "expect")) -> No
           f"{where}.budget", "its max... limits must be integers")
     check_expect(c["expect"], where)
 
-# %% ../nbs/13_tenure.ipynb #9c6fee5e
+# %% ../nbs/13_tenure.ipynb #36031109
 def check_session(s, where: str) -> None:
     "Refuse a session whose turns the suite cannot run."
     _need(isinstance(s, dict) and isinstance(s.get("caseId"), str) and isinstance(s.get("turns"), list), where, "needs caseId and turns")
@@ -113,7 +113,7 @@ def packaged_fixtures() -> FixtureSet:
     "The paper's fixture set, shipped in coretex.fixtures (tenure/)."
     return FixtureSet("tenure-paper", *(tenure_fixture(f) for f in FIXTURE_FILES), packaged=True)
 
-# %% ../nbs/13_tenure.ipynb #7fd046c7
+# %% ../nbs/13_tenure.ipynb #ccab96f4
 _IDS = {"mustInclude", "mustExclude"}
 STATIC_KINDS = {"relevantBeliefs": _IDS | {"shouldInclude", "shouldOnlyInclude", "orderedBefore", "maxCount", "minCount"},
                 "pinnedFacts": _IDS, "openQuestions": _IDS, "personaPrelude": {"nonEmpty", "isNull", "contains", "mustNotContain"}}
@@ -121,6 +121,7 @@ SESSION_KINDS = {Reference.PAPER: {**STATIC_KINDS, "noiseCheck": {"mustNotSurfac
                  Reference.CURRENT: {"relevantBeliefs": _IDS | {"shouldOnlyInclude"}, "pinnedFacts": _IDS, "openQuestions": _IDS,
                                      "noiseCheck": {"mustNotSurface"}}}
 UNCHECKED_BY_REFERENCE = {"relevantBeliefs.pinnedFacts", "topicRetrieval"}
+UNKNOWN_KIND = "unknown expectation kind: "
 
 def unknown_kinds(expect: dict, known: dict) -> tuple:
     "(unknown, unchecked): dotted kinds of `expect` the suite does not know, and those the reference carries unread."
@@ -179,7 +180,7 @@ def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference
     fails += ordered_failures(rb.get("orderedBefore", []), rel, ref)
     fails += [f"missing expected question: {i}" for i in oq.get("mustInclude", []) if i not in qs]
     fails += [f"forbidden question surfaced: {i}" for i in oq.get("mustExclude", []) if i in qs]
-    fails += prelude_failures(pp, ctx.persona_prelude) + [f"unknown expectation kind: {k}" for k in unknown]
+    fails += prelude_failures(pp, ctx.persona_prelude) + [f"{UNKNOWN_KIND}{k}" for k in unknown]
     expected = set(rb["shouldOnlyInclude"]) if "shouldOnlyInclude" in rb else {i for i in rb.get("mustInclude", []) if i not in pinned_seed}
     hits = len(expected & relset)
     if ref is Reference.PAPER: return Verdict(fails, _ratio(hits, len(relset)), _ratio(hits, len(expected)), unchecked)
@@ -190,7 +191,7 @@ def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference
     precision = None if not relset and not expected else (0.0 if not relset else hits / len(relset))
     return Verdict(fails, precision, _ratio(hits, len(expected)), unchecked, extra)
 
-# %% ../nbs/13_tenure.ipynb #d781d62f
+# %% ../nbs/13_tenure.ipynb #984a9a7b
 def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CURRENT) -> tuple:
     "(Verdict, noise ids) of one session turn."
     e, n = turn["expect"], turn["turnIndex"]
@@ -212,7 +213,7 @@ def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CUR
     fails += [f"forbidden pinned belief: {i}" for i in pf.get("mustExclude", []) if i in pin]
     fails += [f"missing expected question: {i}" for i in oq.get("mustInclude", []) if i not in qs]
     fails += [f"forbidden question surfaced: {i}" for i in oq.get("mustExclude", []) if i in qs]
-    fails += [f"unknown expectation kind: {k}" for k in unknown]
+    fails += [f"{UNKNOWN_KIND}{k}" for k in unknown]
     gold = set(rb["shouldOnlyInclude"] if "shouldOnlyInclude" in rb else rb.get("mustInclude", []))
     hits = len(gold & (rel | pin))
     return Verdict([f"turn {n}: {f}" for f in fails] + noise_fails, _ratio(hits, len(rel)), _ratio(hits, len(gold)), unchecked), noise
@@ -258,7 +259,7 @@ def turn_entry(session: dict, turn: dict, ctx, v: Verdict, noise: list, backend,
             "retrievalLatencyMs": js_round(ms, 2), "retrievalPrecision": v.precision, "retrievalRecall": v.recall,
             **({"uncheckedExpectations": v.unchecked} if v.unchecked else {})}
 
-# %% ../nbs/13_tenure.ipynb #93e3539b
+# %% ../nbs/13_tenure.ipynb #7190dfd8
 STRUCTURAL_CATEGORIES = {"Scope disambiguation", "Supersession chain exclusion", "Type routing and open questions",
                          "Budget eviction and capacity", "Cross-user isolation", "Ranking stability", "Persona prelude content"}
 
@@ -355,9 +356,9 @@ class SuiteRun:
     reports: list = dfield(default_factory=list)
 
     def flagged(self) -> list:
-        "(caseId, turnIndex or None, failure) of every unknown expectation kind met."
-        return [(e["caseId"], e.get("turnIndex"), f) for e in self.static + self.session for f in e["failures"]
-                if "unknown expectation kind:" in f]
+        "'caseId[ turn n]: kind' for every unknown expectation kind met."
+        return [f"{e['caseId']}{'' if e.get('turnIndex') is None else ' turn ' + str(e['turnIndex'])}: {f.split(UNKNOWN_KIND)[1]}"
+                for e in self.static + self.session for f in e["failures"] if UNKNOWN_KIND in f]
 
 def report_payload(run: SuiteRun, entries: list, case_count: int, seed_count: int, turn_count: int|None = None):
     "A suite's report in the shape of the reference the run follows."
