@@ -85,6 +85,7 @@ class BeliefStore:
         # None marks a write that touched everything (a reset): the index is rebuilt, not patched
         self.version += 1
         self._log.append((self.version, belief_id))
+        if self._index is not None: self._index.sync(self)   # the writer pays for the update, not the next search
 
     def reset(self, beliefs) -> None:
         "Replace the collection's contents by `beliefs`."
@@ -275,34 +276,42 @@ def norm_length(dl: int) -> int:
     return dl if dl < _FREE else _FREE + _from_int4(_int4(dl - _FREE))
 
 class FieldIndex:
-    "One indexed field, changed a document at a time: postings, lengths and their norms, terms by (prefix, length)."
+    "One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms."
     def __init__(self, docs: dict|None = None):
-        self.post, self.tokens, self.norm, self.total, self.keyed = {}, {}, {}, 0, {}
+        self.post, self.tokens, self.norm, self.df, self.keyed, self.total = {}, {}, {}, {}, {}, 0
         for d, toks in (docs or {}).items(): self.add(d, toks)
 
-    def add(self, doc, tokens: list) -> None:
+    def add(self, doc, tokens: list, user=None) -> None:
+        "Index a document's tokens; its postings go under its user, as every search is one user's."
         if not tokens: return  # Lucene's N and avgdl count only the documents that have the field
-        self.tokens[doc], self.norm[doc] = tokens, norm_length(len(tokens))
+        self.tokens[doc], self.norm[doc] = (user, tokens), norm_length(len(tokens))
         self.total += len(tokens)
+        mine = self.post.setdefault(user, {})
         for t in tokens:
-            p = self.post.setdefault(t, {})
-            if not p: self.keyed.setdefault((t[:2], len(t)), set()).add(t)
+            p = mine.setdefault(t, {})
+            if doc not in p:   # df counts documents, whoever owns them
+                self.df[t] = self.df.get(t, 0) + 1
+                if self.df[t] == 1: self.keyed.setdefault((t[:2], len(t)), set()).add(t)
             p[doc] = p.get(doc, 0) + 1
 
     def remove(self, doc) -> None:
-        toks = self.tokens.pop(doc, None)
+        user, toks = self.tokens.pop(doc, (None, None))
         if toks is None: return
         del self.norm[doc]
         self.total -= len(toks)
+        mine = self.post[user]
         for t in set(toks):
-            p = self.post[t]; del p[doc]
-            if not p: del self.post[t]; self.keyed[(t[:2], len(t))].discard(t)
+            p = mine[t]; del p[doc]
+            if not p: del mine[t]
+            self.df[t] -= 1
+            if not self.df[t]: del self.df[t]; self.keyed[(t[:2], len(t))].discard(t)
 
     @property
     def n(self) -> int: return len(self.tokens)
     @property
     def avgdl(self) -> float: return self.total / self.n
-    def df(self, term) -> int: return len(self.post.get(term, ()))
+    def postings(self, user, term) -> dict: return self.post.get(user, {}).get(term, {})
+
 
 # %% ../nbs/12_beliefs.ipynb #d3ab049a
 K1, B = 1.2, 0.75
@@ -323,7 +332,7 @@ def edit_distance_le1(a: str, b: str) -> int|None:
 
 def expand(term: str, index: FieldIndex, fuzzy: bool, prefix: int = 2, max_expansions: int = 50) -> list:
     "(indexed term, similarity) pairs a query term matches (one edit at most)."
-    if not fuzzy or len(term) <= prefix: return [(term, 1.0)] if term in index.post else []
+    if not fuzzy or len(term) <= prefix: return [(term, 1.0)] if term in index.df else []
     out = []
     # one edit changes the length by at most one, so only three buckets of the prefix can hold a match
     for n in (len(term) - 1, len(term), len(term) + 1):
@@ -353,7 +362,7 @@ class BeliefIndex:
         self.meta[b["_id"]] = m = meta(b)
         self._by_user.setdefault(m.user, {})[m.id] = m
         self._ordered.pop(m.user, None)
-        for f in SEARCHED_FIELDS: self.fields[f].add(b["_id"], field_tokens(b, f))
+        for f in SEARCHED_FIELDS: self.fields[f].add(b["_id"], field_tokens(b, f), m.user)
 
     def drop(self, belief_id: str) -> None:
         m = self.meta.pop(belief_id, None)
@@ -401,8 +410,8 @@ class BM25Backend:
     name = "bm25"
     def __init__(self, store: BeliefStore): self.store = store
 
-    def score(self, text: str, allowed, idx: BeliefIndex) -> dict:
-        "id -> Hit for the beliefs that match and that `allowed(meta)` admits."
+    def score(self, text: str, user: str, allowed, idx: BeliefIndex) -> dict:
+        "id -> Hit for the user's beliefs that match and that `allowed(meta)` admits."
         hits = {}
         for path, fname, analyzer, fuzzy, boost in CLAUSES:
             fi = idx.fields[fname]
@@ -411,9 +420,9 @@ class BM25Backend:
             for qt in query_terms(text, analyzer):
                 exp = expand(qt, fi, fuzzy)
                 if not exp: continue
-                w = boost * idf(fi.n, max(fi.df(t) for t, _ in exp))
+                w = boost * idf(fi.n, max(fi.df[t] for t, _ in exp))
                 for t, sim in exp:
-                    for d, tf in fi.post[t].items():
+                    for d, tf in fi.postings(user, t).items():
                         if not allowed(idx.meta[d]): continue
                         s = sim * w * tf / (tf + K1 * (1 - B + B * fi.norm[d] / avgdl))
                         h = hits.setdefault(d, Hit(d, 0.0))
@@ -424,7 +433,7 @@ class BM25Backend:
         "Hits above min_score, best first (ties in index order), at most `limit`."
         if not text.strip() or limit <= 0: return []
         idx, skip = self.store.index(), set(exclude)
-        hits = self.score(text, lambda m: m.id not in skip and is_searchable(m, user, scope), idx)
+        hits = self.score(text, user, lambda m: m.id not in skip and is_searchable(m, user, scope), idx)
         ranked = sorted((h for h in hits.values() if h.score >= min_score), key=lambda h: (-h.score, idx.meta[h.id].seq))
         return ranked[:limit]
 

@@ -50,7 +50,7 @@ def test_exact_alias_clause_matches_bm25s_lucene(seeded):
     bm = BM25Backend(seeded)
     checked = 0
     for term in ["ts", "redis", "database", "pipe", "inheritance", "biome", "gha", "protagonist"]:
-        ours = bm.score(term, lambda m: True, seeded.index())
+        ours = {**bm.score(term, "test-user", lambda m: True, seeded.index()), **bm.score(term, "other-user", lambda m: True, seeded.index())}
         theirs = peer.get_scores([term])
         for b, s in zip(with_aliases, theirs):
             got = sum(c["score"] for c in ours[b["_id"]].clauses if c["path"] == "aliases") if b["_id"] in ours else 0.0
