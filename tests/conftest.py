@@ -1,4 +1,4 @@
-import json, os, re, shutil, subprocess, tempfile, time
+import json, os, re, shutil, subprocess, tempfile, time, uuid
 from pathlib import Path
 import pytest
 
@@ -14,13 +14,17 @@ def _checkout_files() -> set:
     return {l[3:] for l in out if l[:2] in ("??", "!!") and not re.search(r"__pycache__|\.egg-info|^.. _docs/", l)}
 
 
+SESSION = f"CORETEX_TEST_SESSION={uuid.uuid4().hex}".encode()
+
+
 def _embedded_servers() -> set:
-    "Pids of running nx-27017 servers (coretex's embedded MongoDB)."
+    "Pids of running nx-27017 servers (coretex's embedded MongoDB) started by this test session."
     pids = set()
     for d in Path("/proc").glob("[0-9]*"):
-        try: cmd = (d / "cmdline").read_bytes()
+        try:
+            if b"nx_27017" not in (d / "cmdline").read_bytes() or SESSION not in (d / "environ").read_bytes(): continue
+            if (d / "stat").read_text().split()[2] != "Z": pids.add(int(d.name))
         except OSError: continue
-        if b"nx_27017" in cmd and (d / "stat").read_text().split()[2] != "Z": pids.add(int(d.name))
     return pids
 
 
@@ -29,6 +33,11 @@ def pytest_configure(config):
     # the commands the tests start inherit it.
     config._coretex_data = tempfile.mkdtemp(prefix="coretex-tests-")
     os.environ.setdefault("CORETEX_DATA", config._coretex_data)
+    # every process the suite starts carries this mark, so the leftover check below sees only its own servers
+    os.environ["CORETEX_TEST_SESSION"] = SESSION.split(b"=")[1].decode()
+    # hypothesis keeps its example database under the data folder, not in the checkout
+    from hypothesis import configuration
+    configuration.set_hypothesis_home_dir(os.path.join(config._coretex_data, "hypothesis"))
     config._coretex_before = (_checkout_files(), _embedded_servers())
 
 
