@@ -344,7 +344,7 @@ def cmd_docs(args):
     from pathlib import Path
     from coretex.docs import build_site
     if not Path("nbs").is_dir(): raise CliError("no nbs/ folder here: run coretex docs from the root of a coretex checkout")
-    pages = build_site(args.out, "nbs")
+    pages = build_site(args.out, "nbs", progress=True)
     print(f"{len(pages)} pages written to {args.out}/ (open {args.out}/index.html)")
 
 # %% ../nbs/09_cli.ipynb #880881bb

@@ -107,7 +107,7 @@ def api_page(modules: list, nav: str) -> str:
     head = '<!DOCTYPE html><html><head><meta charset="utf-8"><title>API reference</title></head>'
     return framed(f"{head}<body><h1>API reference</h1>{body}</body></html>", nav)
 
-def build_site(out="_docs", nbs="nbs") -> list:
+def build_site(out="_docs", nbs="nbs", progress: bool = False) -> list:
     "Render the site into `out` and the README from the front page; returns the pages written (Quarto builds when installed)."
     import nbformat
     from nbconvert import HTMLExporter
@@ -120,7 +120,8 @@ def build_site(out="_docs", nbs="nbs") -> list:
     nodes = {nb: nbformat.read(nb, as_version=4) for nb in notebooks}
     entries = [(page_name(nb), notebook_title(n)) for nb, n in nodes.items()] + [("api.html", "API reference")]
     exporter, written = HTMLExporter(template_name="lab"), []
-    for nb, node in nodes.items():
+    from tqdm.auto import tqdm
+    for nb, node in tqdm(nodes.items(), desc="rendering notebooks", unit="page", disable=not progress):
         page, _ = exporter.from_notebook_node(reader_view(node))
         (out / page_name(nb)).write_text(framed(offline_html(page), sidebar_html(entries, page_name(nb))))
         written.append(out / page_name(nb))
