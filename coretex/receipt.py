@@ -7,12 +7,13 @@ Docs: https://coretex-dev.github.io/coretex/receipt.html.md"""
 # %% auto #0
 __all__ = ['RECEIPT_FIELDS', 'RECEIPT_TYPE_HASH', 'OUTCOMES', 'DOMAIN_FIELDS', 'BOTCOIN_MINING_V4', 'ENV_KEY',
            'RECEIPT_HASH_FIELDS', 'SUBMIT_SELECTOR', 'RULES_VERSION', 'DEFAULT_WORK_POLICY_HASH', 'SCREENER_WORK_BPS',
-           'STATE_ADVANCE_WORK_TIERS', 'ARTIFACT_VERSION', 'SEED_MODE', 'secret_commitment', 'type_string',
-           'ReceiptError', 'CoreTexReceipt', 'from_message', 'to_message', 'encode_struct', 'struct_hash', 'Domain',
-           'domain_separator', 'receipt_digest', 'Signer', 'recover_signer', 'receipt_hash', 'submit_calldata',
-           'decode_calldata', 'challenge_id', 'world_seed', 'work_units_bps', 'EpochContext', 'ChainCursor',
-           'PerPatchReceipt', 'artifact_hash', 'build_artifact', 'StateAdvance', 'ReceiptPayload', 'build_receipt',
-           'public_receipt', 'SignedReceipt', 'sign_receipt']
+           'STATE_ADVANCE_WORK_TIERS', 'ARTIFACT_VERSION', 'SEED_MODE', 'RECEIPT_TTL_SEC', 'secret_commitment',
+           'type_string', 'ReceiptError', 'CoreTexReceipt', 'from_message', 'to_message', 'encode_struct',
+           'struct_hash', 'Domain', 'domain_separator', 'receipt_digest', 'Signer', 'recover_signer', 'receipt_hash',
+           'submit_calldata', 'decode_calldata', 'challenge_id', 'world_seed', 'work_units_bps', 'EpochContext',
+           'ChainCursor', 'PerPatchReceipt', 'artifact_hash', 'build_artifact', 'StateAdvance', 'ReceiptPayload',
+           'build_receipt', 'public_receipt', 'SignedReceipt', 'sign_receipt', 'Draw', 'per_patch_receipt',
+           'sign_evaluation', 'mirrored_cursor']
 
 # %% ../nbs/15_receipt.ipynb #76b2ef96
 import os
@@ -337,3 +338,49 @@ def sign_receipt(p: ReceiptPayload, signer: Signer, d: Domain = BOTCOIN_MINING_V
     "Sign a receipt payload under domain `d`."
     digest = receipt_digest(p.receipt, d)
     return SignedReceipt(p.receipt, p.compact_patch, signer.sign_digest(digest), signer.address, digest, receipt_hash(p.receipt, d))
+
+# %% ../nbs/15_receipt.ipynb #f3789fdb
+@dataclass(frozen=True)
+class Draw:
+    "The block a patch's packs were drawn from: received at, target (= received + offset), its hash."
+    received_at_block: int; target_block: int; blockhash: bytes
+
+def per_patch_receipt(evaluation: dict, miner: str, draw: Draw, epoch_id: int) -> PerPatchReceipt:
+    "The PerPatchReceipt of an accepted verdict of `evaluate_patch` (both packs run)."
+    sd, g, c = evaluation["seedDerivation"], evaluation["gate"], evaluation["confirm"]
+    if evaluation["outcome"] not in OUTCOMES or c is None: raise ReceiptError(f"no receipt for a {evaluation['outcome']} verdict")
+    return PerPatchReceipt(from_hex(sd["patchHash"]), from_hex(evaluation["dedupKey"]), from_hex(sd["parentRoot"]),
+                           to_hex(from_hex(miner, 20, "miner")), epoch_id, draw.received_at_block, draw.target_block,
+                           draw.blockhash, from_hex(g["seed"]), from_hex(c["seed"]), g["delta_ppm"], c["delta_ppm"], True)
+
+# %% ../nbs/15_receipt.ipynb #bdd12eb0
+RECEIPT_TTL_SEC = 900
+
+def sign_evaluation(evaluation: dict, miner: str, patch: bytes, draw: Draw, ctx: EpochContext, cursor: ChainCursor,
+                    signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC) -> dict:
+    "The envelope of an evaluated patch: artifact, signed receipt and transaction if accepted, the verdict alone if not."
+    base = {"outcome": evaluation["outcome"], "epochId": ctx.epoch_id, "miner": to_hex(from_hex(miner, 20, "miner")),
+            "dedupKey": evaluation["dedupKey"], "evaluation": evaluation}
+    if evaluation["outcome"] not in OUTCOMES:
+        return {"status": "rejected", **base, "patchHash": evaluation["seedDerivation"]["patchHash"], "reasons": evaluation["reasons"]}
+    art = build_artifact(per_patch_receipt(evaluation, miner, draw, ctx.epoch_id), evaluation["outcome"], semantic_bytes(patch),
+                         evaluation["thresholds"]["screener_ppm"], ctx)
+    advance = None
+    if evaluation["outcome"] == "STATE_ADVANCE":
+        low = min(("gate", "confirm"), key=lambda k: evaluation[k]["delta_ppm"])
+        advance = StateAdvance(from_hex(evaluation["childRoot"]), evaluation[low]["before_ppm"])
+    s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer)
+    r = s.receipt
+    return {"status": "accepted", **base, "patchHash": to_hex(r.patch_hash), "evalReportHash": to_hex(r.eval_report_hash),
+            "workUnitsBps": r.work_units_bps, "newStateRoot": to_hex(r.new_state_root),
+            "receipt": public_receipt(r, s.compact_patch, s.signature), "transaction": s.transaction(),
+            "issuedAt": r.issued_at, "expiresAt": r.expires_at, "receiptHash": to_hex(s.receipt_hash), "signer": s.signer,
+            "artifact": art}
+
+# %% ../nbs/15_receipt.ipynb #7c279048
+def mirrored_cursor(signed: list, miner: str, epoch_id: int) -> ChainCursor:
+    "The ChainCursor for `miner` after the accepted envelopes `signed`, oldest first."
+    mine = [e for e in signed if e["miner"] == miner.lower()]
+    since = 0
+    for e in (e for e in signed if e["epochId"] == epoch_id): since = 0 if e["outcome"] == "STATE_ADVANCE" else since + 1
+    return ChainCursor(len(mine), from_hex(mine[-1]["receiptHash"]) if mine else bytes(32), since)
