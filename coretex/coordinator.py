@@ -16,7 +16,7 @@ from .state import state_bytes, words_from_bytes, state_root
 import pymongo
 from .patch import apply_patch, decode_patch, PatchError, semantic_bytes, patch_hash, dedup_key, MAX_PATCH_BYTES, PATCH_HEADER_BYTES
 from .chain import Chain, wait_for_block, ChainError
-from .receipt import secret_commitment, Signer, EpochContext, Draw, sign_evaluation, mirrored_cursor
+from .receipt import secret_commitment, Signer, EpochContext, Draw, sign_evaluation, mirrored_cursor, DEFAULT_WORK_POLICY_HASH, RULES_VERSION
 
 # %% ../nbs/16_coordinator.ipynb #e8382682
 class IntakeError(ValueError):
@@ -113,7 +113,7 @@ def _process(self, job_id: str) -> dict:
     evaluation = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
     sd = evaluation["seedDerivation"]
     ctx = EpochContext(job["epochId"], from_hex(sd["corpusRoot"]), from_hex(sd["bundleHash"]), from_hex(ep["frontier"]),
-                       from_hex(ep["commitment"]), self.ev.profile.replay_tolerance_ppm, self.offset)
+                       from_hex(ep["commitment"]), self.ev.profile.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
     signed = [d["envelope"] for d in self.db.results.find({"envelope.status": "accepted"}).sort("envelope.issuedAt", 1)]
     env = sign_evaluation(evaluation, job["miner"], data, Draw(job["receivedAtBlock"], job["targetBlock"], bh), ctx,
                           mirrored_cursor(signed, job["miner"], job["epochId"]), self.signer, int(time.time()))

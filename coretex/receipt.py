@@ -209,7 +209,7 @@ def work_units_bps(outcome: int, difficulty_count: int) -> int:
     if outcome != OUTCOMES["STATE_ADVANCE"]: raise ReceiptError(f"unknown CoreTex outcome {outcome}")
     return max(bps for least, bps in STATE_ADVANCE_WORK_TIERS if difficulty_count >= least)
 
-# %% ../nbs/15_receipt.ipynb #97675566
+# %% ../nbs/15_receipt.ipynb #2394a700
 def _need32(obj, *names):
     for n in names:
         v = getattr(obj, n)
@@ -220,8 +220,7 @@ class EpochContext:
     "The epoch's pins and the profile values that a receipt and its artifact publish."
     epoch_id: int; corpus_root: bytes; core_version_hash: bytes; active_frontier_root: bytes
     hidden_seed_commit: bytes; replay_tolerance_ppm: int; target_block_offset: int
-    work_policy_hash: bytes = DEFAULT_WORK_POLICY_HASH   # the default policy's on-chain hash; another policy names its own
-    rules_version: int = RULES_VERSION
+    work_policy_hash: bytes; rules_version: int   # the active work policy (DEFAULT_WORK_POLICY_HASH, RULES_VERSION at launch)
     def __post_init__(self):
         _need32(self, "corpus_root", "core_version_hash", "active_frontier_root", "hidden_seed_commit", "work_policy_hash")
 

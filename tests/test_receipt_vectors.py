@@ -19,7 +19,7 @@ KEY = Signer(from_hex(V["testKeys"]["coordinatorSigner"]["privateKey"]))
 EC = V["epochContext"]
 CTX = EpochContext(EC["epochId"], from_hex(EC["corpusRoot"]), from_hex(EC["coreVersionHash(bundleHash)"]),
                    from_hex(EC["activeFrontierRoot"]), from_hex(EC["hiddenSeedCommit"]), EC["replayTolerancePpm"],
-                   EC["targetBlockOffset"], from_hex(EC["workPolicyHash"]))
+                   EC["targetBlockOffset"], from_hex(EC["workPolicyHash"]), int(V["receipts"][0]["message"]["rulesVersion"]))
 
 
 def test_counts():

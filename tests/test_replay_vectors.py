@@ -7,8 +7,8 @@ not found; the scorer looks each seed up in the vector's table.
 import json, re
 import pytest
 from helpers import ROOT
-from coretex.keccak import keccak256, from_hex
-from coretex.receipt import PerPatchReceipt
+from coretex.keccak import keccak256, from_hex, to_hex, canonical_json
+from coretex.receipt import PerPatchReceipt, artifact_hash
 from coretex.replay import ReplayDeps, TableBlocks, verify_per_patch, verify_artifact
 from coretex.seeds import SeedError
 
@@ -59,3 +59,11 @@ def test_artifact(x):
                         from_hex(f["epochSecret"]))
     got = as_reference(v) | ({"artifactHash": v.artifact_hash} if v.ok else {})
     assert got == expected
+
+
+@pytest.mark.parametrize("x", V["evalReportArtifactsTampered"], ids=lambda x: x["id"])
+def test_tampered_artifact_bytes(x):
+    "The hash preimage and hash of each tampered artifact, as the reference computed them."
+    body = {k: v for k, v in x["artifact"].items() if k not in ("artifactHash", "evalReportHash")}
+    assert canonical_json(body) == x["canonicalJson"]
+    assert to_hex(artifact_hash(x["artifact"])) == x["recomputedHash"]
