@@ -117,7 +117,7 @@ def receipt_digest(r: CoreTexReceipt, d: Domain = BOTCOIN_MINING_V4) -> bytes:
     "keccak(0x19 0x01 || domainSeparator || structHash)."
     return keccak256(b"\x19\x01", domain_separator(d), struct_hash(r))
 
-# %% ../nbs/15_receipt.ipynb #853fdfed
+# %% ../nbs/15_receipt.ipynb #1ad4c978
 ENV_KEY = "CORETEX_SIGNING_KEY"
 
 class Signer:
@@ -148,9 +148,10 @@ class Signer:
         return bytes(self._account.unsafe_sign_hash(digest).signature)
 
 def recover_signer(digest: bytes, signature: bytes) -> str:
-    "The checksummed address that signed `digest`."
+    "The checksummed address that signed `digest`; ReceiptError if `signature` is not a recoverable one."
     from eth_account import Account
-    return Account._recover_hash(digest, signature=signature)
+    try: return Account._recover_hash(digest, signature=signature)
+    except Exception as e: raise ReceiptError(f"unrecoverable signature ({e.__class__.__name__}: {e})") from None
 
 # %% ../nbs/15_receipt.ipynb #685422bd
 RECEIPT_HASH_FIELDS = ("miner", "epochId", "solveIndex", "prevReceiptHash", "outcome", "challengeId", "parentStateRoot",
@@ -230,7 +231,7 @@ class ChainCursor:
     solve_index: int; prev_receipt_hash: bytes; difficulty_count: int
     def __post_init__(self): _need32(self, "prev_receipt_hash")
 
-# %% ../nbs/15_receipt.ipynb #93fb5721
+# %% ../nbs/15_receipt.ipynb #0071d6f5
 @dataclass(frozen=True)
 class PerPatchReceipt:
     "The dual-pack result of one patch: what a replay re-derives and re-scores."
@@ -248,8 +249,7 @@ class PerPatchReceipt:
 
     def to_json(self) -> dict:
         "The protocol's JSON: lower-case hex, camelCase keys, an absent rejectionReason left out."
-        out = {_camel(f.name): (to_hex(v) if isinstance(v, bytes) else v) for f in fields(self) if (v := getattr(self, f.name)) is not None}
-        return out
+        return {_camel(f.name): (to_hex(v) if isinstance(v, bytes) else v) for f in fields(self) if (v := getattr(self, f.name)) is not None}
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")

@@ -10,16 +10,16 @@ __all__ = ['Scorer', 'RpcError', 'ReplayError', 'BlockSource', 'PackRequest', 'C
            'verify_artifact', 'ChainBlocks', 'evaluator_scorer', 'receipt_binding_error', 'replay_envelope',
            'render_checks']
 
-# %% ../nbs/17_replay.ipynb #8d623184
+# %% ../nbs/17_replay.ipynb #3ded7361
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Protocol
-from .keccak import keccak256, to_hex, from_hex
+from .keccak import keccak256, to_hex, from_hex, HexError
 from .patch import patch_hash, dedup_key, semantic_bytes, apply_patch
 from .seeds import SeedInputs, eval_seed, draw_pack
 from .state import state_root
-from .receipt import (PerPatchReceipt, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata,
-                             receipt_digest, recover_signer, challenge_id)
+from .receipt import (PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES,
+                             decode_calldata, receipt_digest, recover_signer, challenge_id)
 
 # %% ../nbs/17_replay.ipynb #5cc3b01e
 class RpcError(RuntimeError):
@@ -231,10 +231,9 @@ def evaluator_scorer(ev, parent_words, epoch_id: int) -> Scorer:
         return score_state(ev, pack, child.words).ppm - score_state(ev, pack, parent_words).ppm
     return score
 
-# %% ../nbs/17_replay.ipynb #c82c8045
-def receipt_binding_error(a: dict, calldata: bytes) -> str|None:
-    "The first way the signed receipt in `calldata` fails to commit to artifact `a`, or None."
-    rc, compact, _ = decode_calldata(calldata, a["minerAddress"])
+# %% ../nbs/17_replay.ipynb #f0e6ce27
+def receipt_binding_error(a: dict, rc: CoreTexReceipt, compact: bytes) -> str|None:
+    "The first way signed receipt `rc` (sent with `compact`) fails to commit to artifact `a`, or None."
     h, parent = from_hex(a["artifactHash"]), from_hex(a["receipt"]["parentRoot"])
     if (rc.eval_report_hash, rc.artifact_hash) != (h, h): return f"receipt evalReportHash/artifactHash != artifact {to_hex(h)}"
     if rc.parent_state_root != parent: return f"receipt parentStateRoot {to_hex(rc.parent_state_root)} != artifact {to_hex(parent)}"
@@ -246,11 +245,14 @@ def replay_envelope(env: dict, blocks: BlockSource, scorer: Scorer, epoch_secret
     "The artifact's checks in the protocol's order, then the signed receipt's binding to it and its signer."
     v = verify_artifact(env["artifact"], blocks, scorer, epoch_secret)
     if not v.ok: return v
-    t, data = _Trail(v.checks), from_hex(env["transaction"]["data"], what="transaction data")
-    if (msg := receipt_binding_error(env["artifact"], data)): return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", msg)
+    t = _Trail(v.checks)
+    try: rc, compact, sig = decode_calldata(from_hex(env["transaction"].get("data", ""), what="transaction data"), env["artifact"]["minerAddress"])
+    except (HexError, ReceiptError) as e: return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", str(e))
+    if (msg := receipt_binding_error(env["artifact"], rc, compact)): return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", msg)
     t.ok("receipt binding", f"the signed receipt commits to artifact {v.artifact_hash}")
-    rc, _, sig = decode_calldata(data, env["artifact"]["minerAddress"])
-    who, want = recover_signer(receipt_digest(rc), sig), signer or env["signer"]
+    want = signer or env.get("signer") or "no signer named"
+    try: who = recover_signer(receipt_digest(rc), sig)
+    except ReceiptError as e: return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", str(e))
     if who.lower() != want.lower(): return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", f"signed by {who}, expected {want}")
     t.ok("signature", f"signed by {who}")
     return t.done(v.gate_delta_ppm, v.confirm_delta_ppm, v.artifact_hash)
