@@ -10,13 +10,13 @@ __all__ = ['Scorer', 'RpcError', 'ReplayError', 'BlockSource', 'PackRequest', 'C
            'verify_artifact', 'ChainBlocks', 'evaluator_scorer', 'receipt_binding_error', 'replay_envelope',
            'render_checks']
 
-# %% ../nbs/17_replay.ipynb #3ded7361
+# %% ../nbs/17_replay.ipynb #80d28f39
 import re
 from dataclasses import dataclass
 from typing import Callable, Protocol
 from .keccak import keccak256, to_hex, from_hex, HexError
-from .patch import patch_hash, dedup_key, semantic_bytes, apply_patch
-from .seeds import SeedInputs, eval_seed, draw_pack
+from .patch import patch_hash, dedup_key, semantic_bytes, apply_patch, PatchError
+from .seeds import SeedInputs, SeedError, eval_seed, draw_pack
 from .state import state_root
 from .receipt import (PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES,
                              decode_calldata, receipt_digest, recover_signer, challenge_id)
@@ -179,10 +179,10 @@ def seed_inputs_error(a: dict) -> str|None:
              ("corpusRoot", cx["corpusRoot"], "context corpusRoot"), ("bundleHash", cx["coreVersionHash"], "context coreVersionHash"))
     return next((f"seedDerivation.{k} != {what}" for k, other, what in pairs if not _same(sd[k], other)), None)
 
-# %% ../nbs/17_replay.ipynb #5df9a068
-def verify_artifact(a: dict, blocks: BlockSource, scorer: Scorer, epoch_secret: bytes) -> Verdict:
+# %% ../nbs/17_replay.ipynb #9ad7a740
+def verify_artifact(a: dict, blocks: BlockSource, scorer: Scorer, epoch_secret: bytes, trail: _Trail|None = None) -> Verdict:
     "The reference's verifyPostRevealEvalReportArtifact: first failure, else ok with the artifact hash and both score deltas."
-    t = _Trail()
+    t = trail or _Trail()
     if (msg := artifact_shape_error(a)): return t.fail("artifact shape", "EVAL_ARTIFACT_MALFORMED", msg)
     t.ok("artifact shape", a["version"])
     h = to_hex(artifact_hash(a))
@@ -231,7 +231,7 @@ def evaluator_scorer(ev, parent_words, epoch_id: int) -> Scorer:
         return score_state(ev, pack, child.words).ppm - score_state(ev, pack, parent_words).ppm
     return score
 
-# %% ../nbs/17_replay.ipynb #f0e6ce27
+# %% ../nbs/17_replay.ipynb #1d239cfa
 def receipt_binding_error(a: dict, rc: CoreTexReceipt, compact: bytes) -> str|None:
     "The first way signed receipt `rc` (sent with `compact`) fails to commit to artifact `a`, or None."
     h, parent = from_hex(a["artifactHash"]), from_hex(a["receipt"]["parentRoot"])
@@ -243,9 +243,10 @@ def receipt_binding_error(a: dict, rc: CoreTexReceipt, compact: bytes) -> str|No
 
 def replay_envelope(env: dict, blocks: BlockSource, scorer: Scorer, epoch_secret: bytes, signer: str|None = None) -> Verdict:
     "The artifact's checks in the protocol's order, then the signed receipt's binding to it and its signer."
-    v = verify_artifact(env["artifact"], blocks, scorer, epoch_secret)
+    t = _Trail()
+    try: v = verify_artifact(env["artifact"], blocks, scorer, epoch_secret, t)
+    except (SeedError, ReplayError, PatchError) as e: return t.fail("seeds" if isinstance(e, SeedError) else "rescore", e.__class__.__name__, str(e))
     if not v.ok: return v
-    t = _Trail(v.checks)
     try: rc, compact, sig = decode_calldata(from_hex(env["transaction"].get("data", ""), what="transaction data"), env["artifact"]["minerAddress"])
     except (HexError, ReceiptError) as e: return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", str(e))
     if (msg := receipt_binding_error(env["artifact"], rc, compact)): return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", msg)

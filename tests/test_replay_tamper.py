@@ -153,3 +153,13 @@ def test_cli_replay_reads_the_envelope_and_refuses_bad_input(signed, tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a signed receipt envelope" in r.stderr and "Traceback" not in r.stderr
     r = run_cli("replay", tmp_path / "missing.json", "--epoch-secret", to_hex(SECRET))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot read report" in r.stderr
+
+
+def test_a_parent_state_that_is_not_the_receipts_fails_the_rescore(signed):
+    "The scorer refuses to rescore on another state: a failed check after the ones that passed, not an exception."
+    from coretex.patch import apply_patch
+    env, chain, ev = signed
+    other = apply_patch(GENESIS, make_patch(state_root(GENESIS), {700: encode_relation("supports")}, 0x04)).words
+    v = replay_envelope(env, ChainBlocks(chain), evaluator_scorer(ev, other, 5), SECRET)
+    assert (v.ok, v.code, v.checks[-1].name) == (False, "ReplayError", "rescore")
+    assert [c.name for c in v.checks if c.ok][-1] == "confirm seed"
