@@ -240,17 +240,22 @@ def cmd_coordinator_reveal(args):
 def cmd_replay(args):
     from coretex.chain import Chain, ChainError
     from coretex.evaluate import Evaluator
-    from coretex.replay import replay, render_checks
+    from coretex.replay import ChainBlocks, evaluator_scorer, replay_envelope, render_checks
+    from coretex.state import read_state, words_from_bytes, StateError
     try:
         with open(args.report) as f: env = json.load(f)
     except (OSError, ValueError) as e: raise CliError(f"cannot read report {args.report}: {e}") from None
-    if not isinstance(env, dict) or "report" not in env or "signedReceipt" not in env: raise CliError(f"{args.report} is not a signed eval report")
+    if not isinstance(env, dict) or not isinstance(env.get("artifact"), dict) or not isinstance(env.get("transaction"), dict):
+        raise CliError(f"{args.report} is not a signed receipt envelope (it needs an artifact and a transaction)")
+    secret = hex32(args.epoch_secret, "--epoch-secret")
+    try: parent = read_state(args.state) if args.state else words_from_bytes(from_hex(env.get("parentState", ""), 32768, "parentState"))
+    except (StateError, HexError) as e: raise CliError(f"no parent state to rescore on ({e}); pass --state") from None
     try: chain = Chain.connect(args.rpc)
     except ChainError as e: raise CliError(str(e)) from None
-    secret = hex32(args.epoch_secret, "--epoch-secret") if args.epoch_secret else None
-    checks = replay(env, chain, Evaluator(), secret, args.signer)
-    print(render_checks(checks))
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    v = replay_envelope(env, ChainBlocks(chain), evaluator_scorer(Evaluator(), parent, env["artifact"].get("epochId")), secret, args.signer)
+    print(render_checks(v))
+    return 0 if v.ok else 1
+
 
 # %% ../nbs/09_cli.ipynb #3e7f6871
 def _demo_protocol(say) -> None:
@@ -315,7 +320,7 @@ def _demo_coordinator(say, ev, patch) -> None:
     from coretex.chain import Chain
     from coretex.coordinator import Coordinator
     from coretex.receipt import Signer
-    from coretex.replay import replay, render_checks
+    from coretex.replay import ChainBlocks, evaluator_scorer, replay_envelope, render_checks
     from coretex.state import GENESIS
     from coretex.store import open_db
     say("\n== 3. The coordinator: intake, the wait for a future block, Gate and Confirm, a signed receipt, and a replay")
@@ -329,14 +334,15 @@ def _demo_coordinator(say, ev, patch) -> None:
         job = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
         say(f"intake: job {job['jobId']} receivedAtBlock {job['receivedAtBlock']}, target block {job['targetBlock']}")
         env = coord.process(job["jobId"])
-        r, sd = env["report"], env["report"]["seedDerivation"]
-        say(f"target block {sd['targetBlock']} hash {sd['blockhash']} (read at head {chain.block_number()})")
-        say(f"verdict {r['outcome']}: gate {r['receipt']['gateDeltaPpm']:+d} ppm, confirm {r['receipt']['confirmDeltaPpm']:+d} ppm")
-        say(f"evalReportHash {env['evalReportHash']}; EIP-712 receipt signed by {env['signedReceipt']['signer']}")
+        r = env["artifact"]["receipt"]
+        say(f"target block {r['targetBlock']} hash {r['blockhash']} (read at head {chain.block_number()})")
+        say(f"verdict {env['outcome']}: gate {r['gateScorePpm']:+d} ppm, confirm {r['confirmScorePpm']:+d} ppm, {env['workUnitsBps']} work units (bps)")
+        say(f"eval report artifact {env['evalReportHash']}")
+        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId 8453); receiptHash {env['receiptHash']}")
         again = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
         say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
         say("replay (epoch secret revealed):")
-        say(render_checks(replay(env, chain, ev, secret)))
+        say(render_checks(replay_envelope(env, ChainBlocks(chain), evaluator_scorer(ev, GENESIS, 1), secret)))
     finally: close()
 
 # %% ../nbs/09_cli.ipynb #d0c5c1a2
@@ -419,11 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
             c.add_argument("--epoch", type=int, default=1); c.add_argument("--state", help="parent state of a new epoch")
             c.add_argument("--rate", type=int, default=10, help="submissions per minute per miner")
         c.set_defaults(func=fn)
-    p = sub.add_parser("replay", help="re-check a signed eval report")
-    p.add_argument("report", metavar="REPORT.json")
-    p.add_argument("--rpc", help="JSON-RPC URL of the chain the report names")
-    p.add_argument("--epoch-secret", metavar="HEX")
-    p.add_argument("--signer", help="expected signer address (default: the one the receipt names)")
+    p = sub.add_parser("replay", help="re-check a coordinator's signed receipt envelope as the protocol's validators do")
+    p.add_argument("report", metavar="REPORT.json", help="the envelope (GET /v1/results/<dedupKey>)")
+    p.add_argument("--rpc", help="JSON-RPC URL of the chain the target block is on")
+    p.add_argument("--epoch-secret", required=True, metavar="HEX", help="the revealed epoch secret")
+    p.add_argument("--state", help="parent state file (default: the envelope's parentState)")
+    p.add_argument("--signer", help="expected signer address (default: the one the envelope names)")
     p.set_defaults(func=cmd_replay)
     p = sub.add_parser("seeds", help="derive the gate and confirm seeds")
     for name in ("epoch-secret", "blockhash", "patch-hash", "parent-root", "corpus-root", "bundle-hash"):

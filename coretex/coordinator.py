@@ -15,9 +15,8 @@ from .keccak import keccak256, to_hex, from_hex, HexError
 from .state import state_bytes, words_from_bytes, state_root
 import pymongo
 from .patch import apply_patch, decode_patch, PatchError, semantic_bytes, patch_hash, dedup_key, MAX_PATCH_BYTES, PATCH_HEADER_BYTES
-from .seeds import SeedInputs, eval_seed
 from .chain import Chain, wait_for_block, ChainError
-from .receipt import secret_commitment, build_report, sign_report, Signer
+from .receipt import secret_commitment, Signer, EpochContext, Draw, sign_evaluation, mirrored_cursor, DEFAULT_WORK_POLICY_HASH, RULES_VERSION
 
 # %% ../nbs/16_coordinator.ipynb #e8382682
 class IntakeError(ValueError):
@@ -48,11 +47,12 @@ class Coordinator:
         self.offset = evaluator.profile["baseRpcConfig"]["targetBlockOffset"]
         self.confirmations, self.block_timeout = confirmations, block_timeout
 
-    def open_epoch(self, epoch_id: int, parent_words, secret: bytes) -> str:
-        "Open an epoch on a parent state; returns the secret's commitment (published)."
+    def open_epoch(self, epoch_id: int, parent_words, secret: bytes, frontier_root: bytes|None = None) -> str:
+        "Open an epoch on a parent state; returns the secret's commitment (published). Receipts sign `frontier_root` as activeFrontierRoot (the network's pin; a coordinator on its own pins the opening root)."
         c, root = to_hex(secret_commitment(secret)), to_hex(state_root(parent_words))
         self._keep_state(root, parent_words)
-        self.db.epochs.insert_one({"_id": epoch_id, "root": root, "secret": to_hex(secret), "commitment": c, "open": True, "credited": []})
+        self.db.epochs.insert_one({"_id": epoch_id, "root": root, "secret": to_hex(secret), "commitment": c, "open": True, "credited": [],
+                                   "frontier": to_hex(frontier_root) if frontier_root else root})
         return c
 
     def _keep_state(self, root: str, words) -> None:
@@ -72,7 +72,7 @@ class Coordinator:
         sem = semantic_bytes(data)
         ph, dk = to_hex(patch_hash(sem)), to_hex(dedup_key(patch.parent_root, sem))
         cached = self.db.results.find_one({"_id": dk})
-        if cached: return {"status": "done", "cached": True, "dedupKey": dk, "outcome": cached["envelope"]["report"]["outcome"],
+        if cached: return {"status": "done", "cached": True, "dedupKey": dk, "outcome": cached["envelope"]["outcome"],
                            "envelope": cached["envelope"]}
         try: apply_patch(self.state(ep["root"]), data, self.ev.pipeline)
         except PatchError as e: raise IntakeError(400, e.code, e.reason) from None
@@ -111,16 +111,16 @@ def _process(self, job_id: str) -> dict:
     parent = self.state(job["parentRoot"])
     secret, bh, data = from_hex(ep["secret"]), from_hex(job["blockhash"]), from_hex(job["patch"])
     evaluation = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
-    s = SeedInputs(secret, bh, job["epochId"], from_hex(job["patchHash"]), from_hex(job["parentRoot"]),
-                   from_hex(evaluation["seedDerivation"]["corpusRoot"]), from_hex(evaluation["seedDerivation"]["bundleHash"]))
-    report = build_report(evaluation, epoch_id=job["epochId"], miner=job["miner"], patch=data, parent_state=state_bytes(parent),
-                          received_at_block=job["receivedAtBlock"], target_block=job["targetBlock"], offset=self.offset, blockhash=bh,
-                          secret_commitment_=from_hex(ep["commitment"]), gate_seed=eval_seed("gate", s),
-                          confirm_seed=eval_seed("confirm", s) if evaluation["confirm"] else None)
-    env = sign_report(report, self.signer, self.chain.chain_id)
+    sd = evaluation["seedDerivation"]
+    ctx = EpochContext(job["epochId"], from_hex(sd["corpusRoot"]), from_hex(sd["bundleHash"]), from_hex(ep["frontier"]),
+                       from_hex(ep["commitment"]), self.ev.profile.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
+    signed = [d["envelope"] for d in self.db.results.find({"envelope.status": "accepted"}).sort("envelope.issuedAt", 1)]
+    env = sign_evaluation(evaluation, job["miner"], data, Draw(job["receivedAtBlock"], job["targetBlock"], bh), ctx,
+                          mirrored_cursor(signed, job["miner"], job["epochId"]), self.signer, int(time.time()))
+    env["parentState"] = to_hex(state_bytes(parent))   # what a replay rescores on
     self.db.results.update_one({"_id": job["dedupKey"]}, {"$setOnInsert": {"envelope": env, "jobId": job_id}}, upsert=True)
     env = self.db.results.find_one({"_id": job["dedupKey"]})["envelope"]
-    if env["report"]["outcome"] == "STATE_ADVANCE":
+    if env["outcome"] == "STATE_ADVANCE":
         child = apply_patch(parent, data, self.ev.pipeline)
         self._keep_state(to_hex(child.root), child.words)
         self.db.epochs.update_one({"_id": job["epochId"], "root": job["parentRoot"], "credited": {"$nin": [job_id]}},
@@ -181,7 +181,7 @@ def work(coord: Coordinator, stop: threading.Event|None = None, poll: float = 0.
         for jid in pending:
             try:
                 env = coord.process(jid)
-                log(f"job {jid}: {env['report']['outcome']} (gate {env['report']['receipt']['gateDeltaPpm']} ppm)")
+                log(f"job {jid}: {env['outcome']} (gate {env['evaluation']['gate']['delta_ppm']} ppm)")
             except (ChainError, PatchError) as e: log(f"job {jid} failed: {e}")
         if once and not pending: return
         stop.wait(0 if once else poll)

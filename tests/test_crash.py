@@ -55,11 +55,11 @@ def test_killed_coordinator_resumes_with_the_same_draw(tmp_path):
         assert done["status"] == "done" and (done["receivedAtBlock"], done["targetBlock"], done["blockhash"]) == triple
         env = db.results.find_one({"_id": job["dedupKey"]})["envelope"]
         uninterrupted = evaluate_patch(ev, GENESIS, patch, from_hex(triple[2]), SECRET, 1)
-        r = env["report"]
-        assert r["seedDerivation"]["blockhash"] == triple[2]
-        assert (r["outcome"], r["receipt"]["gateDeltaPpm"], r["receipt"]["confirmDeltaPpm"]) == \
+        r = env["artifact"]["receipt"]
+        assert r["blockhash"] == triple[2]
+        assert (env["outcome"], r["gateScorePpm"], r["confirmScorePpm"]) == \
                (uninterrupted["outcome"], uninterrupted["gate"]["delta_ppm"], uninterrupted["confirm"]["delta_ppm"])
-        assert r["receipt"]["gateSeed"] == uninterrupted["gate"]["seed"]
+        assert r["gateSeed"] == uninterrupted["gate"]["seed"]
         assert db.epochs.find_one({"_id": 1})["credited"] == [job["jobId"]]
 
         p = worker(server.uri, key, tmp_path)                                # nothing left: still credited once

@@ -13,7 +13,7 @@ from coretex.evaluate import Evaluator
 from coretex.keccak import keccak256, to_hex
 from coretex.layout import encode_relation
 from coretex.patch import make_patch
-from coretex.receipt import Signer
+from coretex.receipt import Signer, artifact_hash
 from coretex.state import GENESIS, state_root
 from coretex.store import open_db
 
@@ -59,15 +59,17 @@ def test_coordinator_and_replay_over_json_rpc(node, tmp_path):
         job = coord.intake("0x" + "99" * 20, make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex(), 1)
         env = coord.process(job["jobId"])
     finally: close()
-    sd = env["report"]["seedDerivation"]
+    sd = env["artifact"]["seedDerivation"]
     assert sd["targetBlock"] == sd["receivedAtBlock"] + 30 and chain.block_number() >= sd["targetBlock"] + 3
     assert sd["blockhash"] == to_hex(chain.block_hash(sd["targetBlock"]))
     report = tmp_path / "report.json"
     report.write_text(json.dumps(env))
     r = run_cli("replay", report, "--rpc", node, "--epoch-secret", to_hex(secret))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("OK  ") == 8
-    env["report"]["seedDerivation"]["blockhash"] = to_hex(keccak256(b"forged"))
+    assert r.stdout.count("OK  ") == 15 and "replay passed" in r.stdout
+    a = env["artifact"]                                   # a forged blockhash, consistently through the re-hashed artifact
+    a["receipt"]["blockhash"] = a["seedDerivation"]["blockhash"] = to_hex(keccak256(b"forged"))
+    a["artifactHash"] = a["evalReportHash"] = to_hex(artifact_hash(a))
     report.write_text(json.dumps(env))
     r = run_cli("replay", report, "--rpc", node, "--epoch-secret", to_hex(secret))
-    assert r.returncode == 1 and "FAIL target block" in r.stdout
+    assert r.returncode == 1 and "FAIL target block: BLOCKHASH_MISMATCH" in r.stdout
