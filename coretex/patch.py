@@ -152,7 +152,7 @@ def prepare(words, levels: list|None = None) -> ParentState:
 
 # %% ../nbs/03_patch.ipynb #c06066e6
 def check_patch(parent: ParentState, p: Patch, pipeline: str = "r5") -> dict:
-    "The cells `p` writes ({index: word}) if `parent` accepts it under `pipeline`; else the PatchError."
+    "The cells `p` writes ({index: word}) if `parent` accepts it under `pipeline`; else raises the PatchError."
     words, r5 = parent.words, check_pipeline(pipeline) == "r5"
     if not 1 <= p.word_count <= MAX_WORDS: raise PatchError("E03", f"wordCount {p.word_count} outside 1..{MAX_WORDS}")
     if p.parent_root != parent.root:
