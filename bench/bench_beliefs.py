@@ -72,7 +72,7 @@ def bench_vector(db):
 
 
 # ---- generated store ------------------------------------------------------------------------------------------
-SYL = "ka ri to mu ne sa lo vi de pa zu ki ro ma te no bi la fu go he ja yu we".split()
+SYL = [c + v for c in "bdfghjklmnprstvwyz" for v in "aeiou"]   # 90 syllables: 90 two-letter prefixes
 
 
 def vocabulary(rng, n):
