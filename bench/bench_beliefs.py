@@ -14,7 +14,7 @@
    the same queries top-20, unfiltered; ratios coretex / bm25s.
 Run: python bench/bench_beliefs.py [--sizes 1000 10000 100000] [--queries 200] [--torch-threads 1]
 """
-import argparse, math, random, statistics, tempfile, time, tracemalloc
+import argparse, itertools, math, random, statistics, tempfile, time, tracemalloc
 from datetime import datetime, timedelta, timezone
 from _util import timed
 from coretex.beliefs import BeliefIndex, BeliefStore, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
@@ -90,8 +90,8 @@ def generate_store(n, seed=13):
     "n beliefs in the reference's schema, over n // 100 users, with a Zipf-like word choice."
     rng = random.Random(seed)
     vocab = vocabulary(rng, max(500, n // 4))
-    weights = [1 / (i + 1) for i in range(len(vocab))]
-    word = lambda: rng.choices(vocab, weights)[0]
+    cum = list(itertools.accumulate(1 / (i + 1) for i in range(len(vocab))))   # cumulative, so each draw is a bisection
+    word = lambda: rng.choices(vocab, cum_weights=cum)[0]
     users = [f"user-{i}" for i in range(max(1, n // 100))]
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
     out, by_user = [], {}
