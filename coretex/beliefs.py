@@ -1,4 +1,4 @@
-"""A belief store in MongoDB and two ways to retrieve from it: alias-weighted BM25 that behaves like the Tenure reference's Atlas Search index, with clause-level score attribution, and cosine vector search over the same beliefs.
+"""A belief store in MongoDB with an in-memory index kept current on every write, and two ways to retrieve from it: alias-weighted BM25 that behaves like the Tenure reference's Atlas Search index, with clause-level score attribution, and cosine vector search over the same beliefs; context assembly under the paper's rules or the reference's current ones.
 
 Docs: https://coretex-dev.github.io/coretex/beliefs.html.md"""
 
@@ -291,6 +291,7 @@ class FieldIndex:
     "One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms."
     def __init__(self, docs: dict|None = None):
         self.post, self.tokens, self.norm, self.df, self.keyed, self.total = {}, {}, {}, {}, {}, 0
+        self.expanded = {}   # (query term, fuzzy) -> expansions, valid while the term dictionary stays the same
         for d, toks in (docs or {}).items(): self.add(d, toks)
 
     def add(self, doc, tokens: list, user=None) -> None:
@@ -304,6 +305,7 @@ class FieldIndex:
             if doc not in p:   # df counts documents, whoever owns them
                 self.df[t] = self.df.get(t, 0) + 1
                 if self.df[t] == 1:
+                    self.expanded.clear()
                     for k in fuzzy_keys(t, len(t)): self.keyed.setdefault(k, set()).add(t)
             p[doc] = p.get(doc, 0) + 1
 
@@ -319,6 +321,7 @@ class FieldIndex:
             self.df[t] -= 1
             if self.df[t]: continue
             del self.df[t]
+            self.expanded.clear()
             for k in fuzzy_keys(t, len(t)): self.keyed[k].discard(t)
 
     @property
@@ -434,7 +437,11 @@ class BM25Backend:
             if not fi.n: continue
             avgdl = fi.avgdl
             for qt in query_terms(text, analyzer):
-                exp = expand(qt, fi, fuzzy)
+                # a query term's expansions depend only on the term dictionary, so they are kept until it changes
+                exp = fi.expanded.get((qt, fuzzy))
+                if exp is None:
+                    if len(fi.expanded) > 100_000: fi.expanded.clear()   # bounded: a long-lived process meets many terms
+                    exp = fi.expanded[(qt, fuzzy)] = expand(qt, fi, fuzzy)
                 if not exp: continue
                 w = boost * idf(fi.n, max(fi.df[t] for t, _ in exp))
                 for t, sim in exp:
