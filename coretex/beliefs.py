@@ -1,4 +1,4 @@
-"""A belief store in MongoDB and two ways to retrieve from it: alias-weighted BM25 that behaves like the Tenure reference's Atlas Search index, with clause-level score attribution, and cosine vector search over the same beliefs.
+"""A belief store in MongoDB with an in-memory index kept current on every write, and two ways to retrieve from it: alias-weighted BM25 that behaves like the Tenure reference's Atlas Search index, with clause-level score attribution, and cosine vector search over the same beliefs; context assembly under the paper's rules or the reference's current ones.
 
 Docs: https://coretex-dev.github.io/coretex/beliefs.html.md"""
 
@@ -6,13 +6,13 @@ Docs: https://coretex-dev.github.io/coretex/beliefs.html.md"""
 
 # %% auto #0
 __all__ = ['DATE_FIELDS', 'UNIVERSAL_SCOPES', 'STRIP_PATTERNS', 'MIN_RAW_CHARS', 'MAX_QUERY_CHARS', 'LANGUAGE_QUERY_TERMS',
-           'STOPWORDS', 'K1', 'B', 'SEARCHED_FIELDS', 'CLAUSES', 'Reference', 'coerce_belief', 'tenure_fixture', 'Meta',
-           'belief_embed_text', 'meta', 'BeliefStore', 'in_scope', 'universal', 'is_pinned_fact', 'pinned_order',
-           'is_open_question', 'is_searchable', 'participant_ids', 'is_participant', 'strip_noise', 'message_parts',
-           'code_language', 'clean_query', 'possessive', 'whole_name_tokens', 'standard_tokens', 'whitespace_tokens',
-           'shingles', 'norm_length', 'FieldIndex', 'edit_distance_le1', 'expand', 'idf', 'field_tokens', 'BeliefIndex',
-           'Hit', 'query_terms', 'BM25Backend', 'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget',
-           'clip', 'Context', 'build_context']
+           'STOPWORDS', 'FUZZY_PREFIX', 'K1', 'B', 'SEARCHED_FIELDS', 'CLAUSES', 'Reference', 'coerce_belief',
+           'tenure_fixture', 'Meta', 'belief_embed_text', 'meta', 'BeliefStore', 'in_scope', 'universal',
+           'is_pinned_fact', 'pinned_order', 'is_open_question', 'is_searchable', 'participant_ids', 'is_participant',
+           'strip_noise', 'message_parts', 'code_language', 'clean_query', 'possessive', 'whole_name_tokens',
+           'standard_tokens', 'whitespace_tokens', 'shingles', 'norm_length', 'fuzzy_keys', 'FieldIndex',
+           'edit_distance_le1', 'expand', 'idf', 'field_tokens', 'BeliefIndex', 'Hit', 'query_terms', 'BM25Backend',
+           'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip', 'Context', 'build_context']
 
 # %% ../nbs/12_beliefs.ipynb #9bf69fbe
 import hashlib, json, math, re
@@ -275,10 +275,23 @@ def norm_length(dl: int) -> int:
     "A field length as Lucene's one-byte norm gives it back (exact below 24, lossy above)."
     return dl if dl < _FREE else _FREE + _from_int4(_int4(dl - _FREE))
 
+FUZZY_PREFIX = 2   # Atlas's prefixLength: the first two characters never fuzz
+
+def fuzzy_keys(term: str, n: int) -> tuple:
+    "Where a term of length n within one edit of `term` (same first two characters) is filed: one of the two always holds it."
+    # After the prefix, a term's rest is cut in a left half, one gap character, and a right half. One edit (a change,
+    # insertion, deletion, or a swap of neighbours) leaves the left half intact or the right half intact, aligned
+    # from the term's end; so a term is filed under both, and a query looks under both for each candidate length.
+    p = FUZZY_PREFIX
+    h = (n - p) // 2
+    r = max(0, n - p - 1 - h)
+    return (term[:p], n, "L", term[p:p + h]), (term[:p], n, "R", term[len(term) - r:] if r else "")
+
 class FieldIndex:
     "One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms."
     def __init__(self, docs: dict|None = None):
         self.post, self.tokens, self.norm, self.df, self.keyed, self.total = {}, {}, {}, {}, {}, 0
+        self.expanded = {}   # (query term, fuzzy) -> expansions, valid while the term dictionary stays the same
         for d, toks in (docs or {}).items(): self.add(d, toks)
 
     def add(self, doc, tokens: list, user=None) -> None:
@@ -291,7 +304,9 @@ class FieldIndex:
             p = mine.setdefault(t, {})
             if doc not in p:   # df counts documents, whoever owns them
                 self.df[t] = self.df.get(t, 0) + 1
-                if self.df[t] == 1: self.keyed.setdefault((t[:2], len(t)), set()).add(t)
+                if self.df[t] == 1:
+                    self.expanded.clear()
+                    for k in fuzzy_keys(t, len(t)): self.keyed.setdefault(k, set()).add(t)
             p[doc] = p.get(doc, 0) + 1
 
     def remove(self, doc) -> None:
@@ -304,7 +319,10 @@ class FieldIndex:
             p = mine[t]; del p[doc]
             if not p: del mine[t]
             self.df[t] -= 1
-            if not self.df[t]: del self.df[t]; self.keyed[(t[:2], len(t))].discard(t)
+            if self.df[t]: continue
+            del self.df[t]
+            self.expanded.clear()
+            for k in fuzzy_keys(t, len(t)): self.keyed[k].discard(t)
 
     @property
     def n(self) -> int: return len(self.tokens)
@@ -330,15 +348,16 @@ def edit_distance_le1(a: str, b: str) -> int|None:
     i = next((k for k in range(len(s)) if s[k] != l[k]), len(s))
     return 1 if s[i:] == l[i + 1:] else None
 
-def expand(term: str, index: FieldIndex, fuzzy: bool, prefix: int = 2, max_expansions: int = 50) -> list:
-    "(indexed term, similarity) pairs a query term matches (one edit at most)."
-    if not fuzzy or len(term) <= prefix: return [(term, 1.0)] if term in index.df else []
-    out = []
-    # one edit changes the length by at most one, so only three buckets of the prefix can hold a match
+def expand(term: str, index: FieldIndex, fuzzy: bool, max_expansions: int = 50) -> list:
+    "(indexed term, similarity) pairs a query term matches (one edit at most, the prefix exact)."
+    if not fuzzy or len(term) <= FUZZY_PREFIX: return [(term, 1.0)] if term in index.df else []
+    out, seen = [], set()
+    # one edit changes the length by at most one: three lengths, two filing keys each
     for n in (len(term) - 1, len(term), len(term) + 1):
-        for t in index.keyed.get((term[:prefix], n), ()):
+        for t in set().union(*(index.keyed.get(k, ()) for k in fuzzy_keys(term, n))) - seen:
+            seen.add(t)
             ed = edit_distance_le1(term, t)
-            if ed is not None: out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term))))
+            if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term))))
     return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions]
 
 def idf(n: int, df: int) -> float: return math.log(1 + (n - df + 0.5) / (df + 0.5))
@@ -418,7 +437,11 @@ class BM25Backend:
             if not fi.n: continue
             avgdl = fi.avgdl
             for qt in query_terms(text, analyzer):
-                exp = expand(qt, fi, fuzzy)
+                # a query term's expansions depend only on the term dictionary, so they are kept until it changes
+                exp = fi.expanded.get((qt, fuzzy))
+                if exp is None:
+                    if len(fi.expanded) > 100_000: fi.expanded.clear()   # bounded: a long-lived process meets many terms
+                    exp = fi.expanded[(qt, fuzzy)] = expand(qt, fi, fuzzy)
                 if not exp: continue
                 w = boost * idf(fi.n, max(fi.df[t] for t, _ in exp))
                 for t, sim in exp:

@@ -301,3 +301,22 @@ def test_eval_today_reference_fixtures(tmp_path, monkeypatch):
     failed = {e["caseId"] for e in json.loads((tmp_path / "old" / "retrieval-report.json").read_text()) if not e["passed"]}
     assert failed == {"user-edited-cross-scope-surfaces", "relation-type-expands-participants",
                       "relation-participant-open-question-routes-correctly", "budget-one-pinned-wins-over-relevant"}
+
+
+from hypothesis import given, settings, strategies as st
+from coretex.beliefs import FieldIndex, expand, edit_distance_le1
+
+WORDS = st.text(alphabet="abc ", min_size=1, max_size=9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(WORDS, min_size=1, max_size=40), st.lists(WORDS, max_size=10), WORDS)
+def test_fuzzy_lookup_equals_a_full_scan(terms, removed, query):
+    "The filed fuzzy lookup finds exactly what scanning every term finds (same prefix, one edit), also after removals."
+    fi = FieldIndex({i: [t] for i, t in enumerate(terms)})
+    for i, t in enumerate(terms):
+        if t in removed: fi.remove(i)
+    scan = sorted(((t, 1.0 if edit_distance_le1(query, t) == 0 else 1 - 1 / min(len(t), len(query))) for t in fi.df
+                   if t[:2] == query[:2] and edit_distance_le1(query, t) is not None), key=lambda x: (-x[1], x[0]))
+    want = scan[:50] if len(query) > 2 else [(query, 1.0)] if query in fi.df else []
+    assert expand(query, fi, True) == want
