@@ -110,9 +110,13 @@ def _process(self, job_id: str) -> dict:
     ep = self.db.epochs.find_one({"_id": job["epochId"]})
     parent = self.state(job["parentRoot"])
     secret, bh, data = from_hex(ep["secret"]), from_hex(job["blockhash"]), from_hex(job["patch"])
-    evaluation = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
-    s = SeedInputs(secret, bh, job["epochId"], from_hex(job["patchHash"]), from_hex(job["parentRoot"]),
-                   from_hex(evaluation["seedDerivation"]["corpusRoot"]), from_hex(evaluation["seedDerivation"]["bundleHash"]))
+    rep = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
+    p = self.ev.profile   # the receipt's inputs, from the typed report and the evaluator that made it
+    evaluation = dict(rep.to_json(), reasons=[rep.reason] if rep.reason else [], dedupKey=job["dedupKey"], childRoot=to_hex(rep.child_root),
+                      thresholds={"screener_ppm": p.screener_threshold_ppm, "state_advance_ppm": p.state_threshold_ppm},
+                      seedDerivation={"patchHash": to_hex(rep.patch_hash), "parentRoot": to_hex(rep.parent_root),
+                                      "corpusRoot": to_hex(self.ev.corpus.root), "bundleHash": to_hex(self.ev.bundle_hash)})
+    s = SeedInputs(secret, bh, job["epochId"], from_hex(job["patchHash"]), from_hex(job["parentRoot"]), self.ev.corpus.root, self.ev.bundle_hash)
     report = build_report(evaluation, epoch_id=job["epochId"], miner=job["miner"], patch=data, parent_state=state_bytes(parent),
                           received_at_block=job["receivedAtBlock"], target_block=job["targetBlock"], offset=self.offset, blockhash=bh,
                           secret_commitment_=from_hex(ep["commitment"]), gate_seed=eval_seed("gate", s),

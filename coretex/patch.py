@@ -33,7 +33,7 @@ class PatchError(ValueError):
 
 # %% ../nbs/03_patch.ipynb #e2dfe74c
 PATCH_TYPES = {0x01: "KEY_UPDATE", 0x02: "SLOT_REPLACE", 0x03: "TEMPORAL_UPDATE", 0x04: "RELATION_UPDATE",
-               0x05: "CODEBOOK_UPDATE", 0x06: "HEADER_UPDATE", 0xFF: "MIXED"}
+               0x05: "CODEBOOK_UPDATE", 0x06: "HEADER_UPDATE", 0x07: "POLICY_UPDATE", 0xFF: "MIXED"}  # 0x07: r5 policy atoms
 PATCH_HEADER_BYTES, MAX_PATCH_BYTES, MAX_WORDS = 42, 178, 4
 
 @dataclass(frozen=True)

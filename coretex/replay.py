@@ -68,7 +68,7 @@ def check_rescore(env, evaluator, secret: bytes|None, tolerance: int|None = None
     if secret is None: return _check("rescore", False, "cannot rescore without the epoch secret")
     if to_hex(evaluator.corpus.root) != sd["corpusRoot"]: return _check("rescore", False, f"corpus root {to_hex(evaluator.corpus.root)} != report's {sd['corpusRoot']}")
     tol = evaluator.profile.replay_tolerance_ppm if tolerance is None else tolerance
-    again = evaluate_patch(evaluator, words_from_bytes(from_hex(r["parentState"])), from_hex(r["patch"]), from_hex(sd["blockhash"]), secret, r["epochId"])
+    again = evaluate_patch(evaluator, words_from_bytes(from_hex(r["parentState"])), from_hex(r["patch"]), from_hex(sd["blockhash"]), secret, r["epochId"]).to_json()
     rc = r["receipt"]
     dg = abs(again["gate"]["delta_ppm"] - rc["gateDeltaPpm"])
     ran = (again["confirm"] is not None, rc["confirmDeltaPpm"] is not None)
