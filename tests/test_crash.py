@@ -54,7 +54,7 @@ def test_killed_coordinator_resumes_with_the_same_draw(tmp_path):
         done = db.jobs.find_one({"_id": job["jobId"]})
         assert done["status"] == "done" and (done["receivedAtBlock"], done["targetBlock"], done["blockhash"]) == triple
         env = db.results.find_one({"_id": job["dedupKey"]})["envelope"]
-        uninterrupted = evaluate_patch(ev, GENESIS, patch, from_hex(triple[2]), SECRET, 1)
+        uninterrupted = evaluate_patch(ev, GENESIS, patch, from_hex(triple[2]), SECRET, 1).to_json()
         r = env["report"]
         assert r["seedDerivation"]["blockhash"] == triple[2]
         assert (r["outcome"], r["receipt"]["gateDeltaPpm"], r["receipt"]["confirmDeltaPpm"]) == \
