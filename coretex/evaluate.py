@@ -8,18 +8,20 @@ Docs: https://coretex-dev.github.io/coretex/evaluate.html.md"""
 __all__ = ['SCOPE_KEYS', 'NOISE_WORDS', 'FORCED', 'TOP_KEPT', 'embedded_corpus', 'StateView', 'temporal_marks',
            'decode_temporal_records', 'cross_checked', 'structural_validity', 'state_view', 'entity_registry',
            'name_pattern', 'inverse_relations', 'pinned_bundle_hash', 'default_embedder', 'Evaluator',
-           'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'name_in', 'query_subjects', 'relation_intent',
-           'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context', 'public_scope', 'scope_matches',
-           'admit_event_truths', 'is_memory_event', 'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms',
-           'evidence_atoms', 'noise_intent', 'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions',
-           'category_lens_bfs', 'validity_query', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus',
-           'admit_validity_records', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir',
-           'bridge_texts', 'rendered_text', 'inherited_scores', 'atom_fires', 'evidence_targets', 'policy_bonuses',
-           'scope_bonuses', 'abstains', 'Ranking', 'route', 'rank_query', 'query_metrics', 'ranked', 'score_state',
-           'PackReport', 'EvalReport', 'seed_inputs_for', 'run_pack', 'evaluate_patch', 'render_report']
+           'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1', 'name_in',
+           'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context',
+           'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event', 'role_aliases',
+           'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms', 'noise_intent', 'admit_policy_anchors',
+           'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs', 'validity_query', 'is_temporal_query',
+           'record_applies', 'lifecycle', 'temporal_bonus', 'admit_validity_records', 'Candidates', 'candidates',
+           'reranker_cap', 'memory_ir_header', 'memory_ir', 'bridge_texts', 'rendered_text', 'inherited_scores',
+           'atom_fires', 'evidence_targets', 'policy_bonuses', 'scope_bonuses', 'abstains', 'Ranking', 'route',
+           'rank_query', 'query_metrics', 'ranked', 'score_state', 'PackReport', 'EvalReport', 'seed_inputs_for',
+           'run_pack', 'evaluate_patch', 'render_report']
 
 # %% ../nbs/08_evaluate.ipynb #7eba6825
 import math, re, sys
+from itertools import islice
 from dataclasses import dataclass, field as dfield
 from functools import cached_property
 import numpy as np
@@ -29,7 +31,7 @@ from .layout import decode_substrate, decode_temporal, scan, TemporalRecord, REQ
 from .patch import apply_patch
 from .seeds import SeedInputs, eval_seed, draw_pack, load_manifest
 from .corpus import load_corpus, Corpus
-from .retrieval import Embedder, DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage
+from .retrieval import Embedder, DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage, BM25Index
 from .rerank import EmbeddedReranker
 from .metrics import (load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics,
                              StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum)
@@ -146,7 +148,7 @@ class Evaluator:
         self.registry, self.generic = entity_registry(self.corpus)
         self.name_patterns = [(i, [name_pattern(n) for n in names]) for i, names, _ in self.registry]
         self.inverse = inverse_relations(self.corpus)
-        self._bicos, self._views, self._runs, self._rr, self._subjects = {}, {}, {}, {}, {}
+        self._bicos, self._views, self._runs, self._rr, self._subjects, self._scopes = {}, {}, {}, {}, {}, None
 
     def bicos(self, q: dict) -> np.ndarray:
         "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
@@ -192,12 +194,41 @@ class Pool(dict):
         return True
 
 def stage1_pool(ev: Evaluator, q: dict) -> tuple:
-    "(stage-1 doc indices, the pool they start)."
+    "(stage-1 doc indices, the pool they start): pooled, or the owner's store for an owner-scoped query."
+    ids = ev.corpus.doc_ids
     if ev.profile.owner_scope_mode == "restrict" and q.get("ownerScoped") is True and q.get("ownerEntityId"):
-        raise EvaluationError(f"query {q['id']}: owner-scoped stage 1 is not implemented")
+        scope = owner_scope_index(ev).get(q["ownerEntityId"], [])
+        if len(scope) < len(ids):
+            rows = scoped_stage1(ev, q, scope)
+            return np.array([ev.corpus.doc_index[d] for d, _ in rows], int), Pool((d, Candidate(d, e, ["stage1"])) for d, e in rows)
     idx = ev.fs.retrieve(q)
-    ids, owner = ev.corpus.doc_ids, ev.corpus.doc_event
-    return idx, Pool((ids[i], Candidate(ids[i], owner[ids[i]], ["stage1"])) for i in idx)
+    return idx, Pool((ids[i], Candidate(ids[i], ev.corpus.doc_event[ids[i]], ["stage1"])) for i in idx)
+
+# %% ../nbs/08_evaluate.ipynb #e5fe7cd6
+def owner_scope_index(ev: Evaluator) -> dict:
+    "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order."
+    if ev._scopes is None:
+        out, seen = {}, {}
+        for e in ev.corpus.events:
+            for td in e["truthDocuments"]:
+                if td["id"] not in ev.corpus.doc_index: continue
+                for ent in e.get("entityIds") or ():
+                    if td["id"] not in seen.setdefault(ent, set()): seen[ent].add(td["id"]); out.setdefault(ent, []).append((td["id"], e["id"]))
+        ev._scopes = {k: sorted(v) for k, v in out.items()}
+    return ev._scopes
+
+def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
+    "The owner-scoped stage-1 list: [(doc id, event id)], best first."
+    if not scope: return []
+    p, di = ev.profile, np.array([ev.corpus.doc_index[d] for d, _ in scope], int)
+    cos = ev.bicos(q)[di]
+    dense = (cos - cos.min()) / (cos.max() - cos.min()) if cos.max() > cos.min() else np.ones(len(scope))
+    raw = BM25Index([ev.corpus.docs[d] for d, _ in scope]).scores(q["queryText"])
+    hit = raw[raw > 0]
+    lo, hi = (hit.min(), hit.max()) if len(hit) else (0.0, 0.0)
+    lex = (raw - lo) / (hi - lo) if hi > lo else (raw > 0).astype(float)
+    score = {"dense": cos, "lexical": raw}.get(p.first_stage_mode, p.first_stage_dense_weight * dense + p.first_stage_lexical_weight * lex)
+    return [scope[i] for i in np.lexsort((di, -score))[:p.first_stage_top_k]]
 
 # %% ../nbs/08_evaluate.ipynb #a3f9b98f
 def name_in(text: str, name: str) -> bool: return name_pattern(name).search(text) is not None
@@ -422,7 +453,7 @@ def category_lens_bfs(ctx: QueryContext) -> None:
     lenses, budget, p = active_lenses(ctx), ctx.p.category_lens_expansion_budget, ctx.p
     if not lenses or budget <= 0: return
     seeds = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else len(ctx.stage1)
-    visited = dict.fromkeys(ctx.corpus.doc_event[ctx.corpus.doc_ids[i]] for i in ctx.stage1[:seeds])
+    visited = dict.fromkeys(c.event for c in islice(ctx.pool.values(), min(seeds, len(ctx.stage1))))   # stage-1 docs lead the pool
     frontier, added = list(visited), 0
     for _ in range(p.category_lens_hop_budget if p.category_lens_hop_budget and p.category_lens_hop_budget > 0 else p.relation_hop_budget):
         if added >= budget: break
