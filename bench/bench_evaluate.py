@@ -32,10 +32,10 @@ def main():
     E.route = timer("substrate routing", E.route)
     E.query_metrics = timer("metrics", E.query_metrics)
     E.draw_pack = timer("pack draw", E.draw_pack)
-    E.state_context = timer("state decode", E.state_context)
+    E.state_view = timer("state decode", E.state_view)
     patch = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04)
     rep, total = timed(lambda: E.evaluate_patch(ev, GENESIS, patch, keccak256(b"bench block"), keccak256(b"bench"), 1))
-    print(f"outcome {rep['outcome']} credited {rep['credited_delta_ppm']} ppm; reranker {rep['reranker']}")
+    print(f"outcome {rep.outcome} ({rep.reason}); gate delta {rep.gate.delta_ppm} ppm; reranker {ev.reranker.name}")
     print(f"one patch evaluation: {total:.2f}s wall")
     print(st.report(total, "other (pre-rank, patch apply, bookkeeping)"))
 

@@ -66,9 +66,13 @@ def cmd_seeds(args):
 
 # %% ../nbs/09_cli.ipynb #44f4097c
 def make_reranker(spec: str, first_stage):
-    "The reranker named on the command line: 'embedded', 'qwen' (the pinned model) or a model directory."
-    from coretex.rerank import EmbeddedReranker, QwenReranker
-    return EmbeddedReranker(first_stage) if spec == "embedded" else QwenReranker() if spec == "qwen" else QwenReranker(spec)
+    "The reranker named on the command line: 'embedded', 'token-overlap', 'qwen' (the pinned model) or a model directory."
+    from coretex.rerank import EmbeddedReranker, QwenReranker, TokenOverlapReranker
+    if spec == "embedded": return EmbeddedReranker(first_stage)
+    if spec == "token-overlap": return TokenOverlapReranker()
+    from pathlib import Path
+    if spec != "qwen" and Path(spec).is_dir() and not any(Path(spec).iterdir()): raise CliError(f"--reranker {spec}: the directory is empty")
+    return QwenReranker() if spec == "qwen" else QwenReranker(spec)
 
 def cmd_evaluate(args):
     from coretex.state import read_state, StateError
@@ -76,23 +80,25 @@ def cmd_evaluate(args):
     from coretex.seeds import SeedError, PackError
     from coretex.rerank import RerankerUnavailable
     from coretex.corpus import load_corpus, CorpusError
-    from coretex.evaluate import Evaluator, evaluate_patch, render_report, embedded_corpus
+    from coretex.evaluate import Evaluator, evaluate_patch, render_report, embedded_corpus, EvaluationError
     try: parent = read_state(args.state)
     except StateError as e: raise CliError(str(e)) from None
     blockhash, secret = hex32(args.blockhash, "--blockhash"), hex32(args.epoch_secret, "--epoch-secret")
+    bundle = hex32(args.bundle_hash, "--bundle-hash") if args.bundle_hash else None
     try: epoch = int(args.epoch_id, 0)
     except ValueError: raise CliError(f"--epoch-id: not an integer: {args.epoch_id!r}") from None
     try:
         corpus = load_corpus(args.corpus) if args.corpus else embedded_corpus()
-        ev = Evaluator(corpus, pipeline=args.pipeline, progress=not args.json and sys.stderr.isatty() or args.progress)
-        if args.reranker != "embedded": ev.reranker = make_reranker(args.reranker, ev.fs)
+        rr = make_reranker(args.reranker, None) if args.reranker != "embedded" else None
+        ev = Evaluator(corpus, reranker=rr, progress=not args.json and sys.stderr.isatty() or args.progress, bundle_hash=bundle)
         rep = evaluate_patch(ev, parent, parse_patch_hex(args.patch), blockhash, secret, epoch)
     except PatchError as e:
         emit({"outcome": "REJECT", "code": e.code, "reason": e.reason, "gate": None, "confirm": None, "reranker": None}) if args.json \
             else print(f"patch refused: {e.code}: {e.reason}")
         return 1
-    except (SeedError, PackError, CorpusError, RerankerUnavailable, OSError) as e: raise CliError(str(e)) from None
-    print(json.dumps(rep, sort_keys=True, separators=(",", ":"))) if args.json else print(render_report(rep))
+    except (SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
+    if args.json: print(json.dumps(dict(rep.to_json(), reranker=ev.reranker.name), sort_keys=True, separators=(",", ":")))
+    else: print(render_report(rep, ev.reranker.name))
 
 # %% ../nbs/09_cli.ipynb #1ed55581
 def read_jsonl(path) -> list:
@@ -374,9 +380,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--blockhash", required=True, metavar="HEX", help="hash of the target block")
     p.add_argument("--epoch-secret", default="0x" + "00" * 32, metavar="HEX")
     p.add_argument("--epoch-id", default="0", metavar="N")
-    p.add_argument("--corpus", help="corpus JSON(.gz) written by coretex (default: the embedded corpus)")
-    p.add_argument("--reranker", default="embedded", help="embedded | qwen | a Qwen3 reranker directory")
-    p.add_argument("--pipeline", choices=["r4", "r5"], default="r5")
+    p.add_argument("--corpus", help="production-corpus JSON(.gz) (default: the embedded corpus)")
+    p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
+    p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate)

@@ -110,12 +110,13 @@ def _process(self, job_id: str) -> dict:
     ep = self.db.epochs.find_one({"_id": job["epochId"]})
     parent = self.state(job["parentRoot"])
     secret, bh, data = from_hex(ep["secret"]), from_hex(job["blockhash"]), from_hex(job["patch"])
-    evaluation = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
-    sd = evaluation["seedDerivation"]
-    ctx = EpochContext(job["epochId"], from_hex(sd["corpusRoot"]), from_hex(sd["bundleHash"]), from_hex(ep["frontier"]),
-                       from_hex(ep["commitment"]), self.ev.profile.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
+    rep = evaluate_patch(self.ev, parent, data, bh, secret, job["epochId"])
+    p = self.ev.profile
+    ctx = EpochContext(job["epochId"], self.ev.corpus.root, self.ev.bundle_hash, from_hex(ep["frontier"]),
+                       from_hex(ep["commitment"]), p.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
     signed = [d["envelope"] for d in self.db.results.find({"envelope.status": "accepted"}).sort("envelope.issuedAt", 1)]
-    env = sign_evaluation(evaluation, job["miner"], data, Draw(job["receivedAtBlock"], job["targetBlock"], bh), ctx,
+    env = sign_evaluation(rep, from_hex(job["dedupKey"]), p.screener_threshold_ppm, job["miner"], data,
+                          Draw(job["receivedAtBlock"], job["targetBlock"], bh), ctx,
                           mirrored_cursor(signed, job["miner"], job["epochId"]), self.signer, int(time.time()))
     env["parentState"] = to_hex(state_bytes(parent))   # what a replay rescores on
     self.db.results.update_one({"_id": job["dedupKey"]}, {"$setOnInsert": {"envelope": env, "jobId": job_id}}, upsert=True)

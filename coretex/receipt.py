@@ -344,30 +344,29 @@ class Draw:
     "The block a patch's packs were drawn from: received at, target (= received + offset), its hash."
     received_at_block: int; target_block: int; blockhash: bytes
 
-def per_patch_receipt(evaluation: dict, miner: str, draw: Draw, epoch_id: int) -> PerPatchReceipt:
-    "The PerPatchReceipt of an accepted verdict of `evaluate_patch` (both packs run)."
-    sd, g, c = evaluation["seedDerivation"], evaluation["gate"], evaluation["confirm"]
-    if evaluation["outcome"] not in OUTCOMES or c is None: raise ReceiptError(f"no receipt for a {evaluation['outcome']} verdict")
-    return PerPatchReceipt(from_hex(sd["patchHash"]), from_hex(evaluation["dedupKey"]), from_hex(sd["parentRoot"]),
-                           to_hex(from_hex(miner, 20, "miner")), epoch_id, draw.received_at_block, draw.target_block,
-                           draw.blockhash, from_hex(g["seed"]), from_hex(c["seed"]), g["delta_ppm"], c["delta_ppm"], True)
+def per_patch_receipt(rep, dedup_key: bytes, miner: str, draw: Draw, epoch_id: int) -> PerPatchReceipt:
+    "The PerPatchReceipt of an accepted `EvalReport` (both packs run)."
+    g, c = rep.gate, rep.confirm
+    if rep.outcome not in OUTCOMES or c is None: raise ReceiptError(f"no receipt for a {rep.outcome} verdict")
+    return PerPatchReceipt(rep.patch_hash, dedup_key, rep.parent_root, to_hex(from_hex(miner, 20, "miner")), epoch_id,
+                           draw.received_at_block, draw.target_block, draw.blockhash, g.seed, c.seed, g.delta_ppm, c.delta_ppm, True)
 
 # %% ../nbs/15_receipt.ipynb #bdd12eb0
 RECEIPT_TTL_SEC = 900
 
-def sign_evaluation(evaluation: dict, miner: str, patch: bytes, draw: Draw, ctx: EpochContext, cursor: ChainCursor,
-                    signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC) -> dict:
-    "The envelope of an evaluated patch: artifact, signed receipt and transaction if accepted, the verdict alone if not."
-    base = {"outcome": evaluation["outcome"], "epochId": ctx.epoch_id, "miner": to_hex(from_hex(miner, 20, "miner")),
-            "dedupKey": evaluation["dedupKey"], "evaluation": evaluation}
-    if evaluation["outcome"] not in OUTCOMES:
-        return {"status": "rejected", **base, "patchHash": evaluation["seedDerivation"]["patchHash"], "reasons": evaluation["reasons"]}
-    art = build_artifact(per_patch_receipt(evaluation, miner, draw, ctx.epoch_id), evaluation["outcome"], semantic_bytes(patch),
-                         evaluation["thresholds"]["screener_ppm"], ctx)
+def sign_evaluation(rep, dedup_key: bytes, threshold_ppm: int, miner: str, patch: bytes, draw: Draw, ctx: EpochContext,
+                    cursor: ChainCursor, signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC) -> dict:
+    "The envelope of an evaluated patch (`EvalReport`): artifact, signed receipt and transaction if accepted, the verdict alone if not."
+    base = {"outcome": rep.outcome, "epochId": ctx.epoch_id, "miner": to_hex(from_hex(miner, 20, "miner")),
+            "dedupKey": to_hex(dedup_key), "evaluation": rep.to_json()}
+    if rep.outcome not in OUTCOMES:
+        return {"status": "rejected", **base, "patchHash": to_hex(rep.patch_hash), "reasons": [rep.reason] if rep.reason else []}
+    art = build_artifact(per_patch_receipt(rep, dedup_key, miner, draw, ctx.epoch_id), rep.outcome, semantic_bytes(patch),
+                         threshold_ppm, ctx)
     advance = None
-    if evaluation["outcome"] == "STATE_ADVANCE":
-        low = min(("gate", "confirm"), key=lambda k: evaluation[k]["delta_ppm"])
-        advance = StateAdvance(from_hex(evaluation["childRoot"]), evaluation[low]["before_ppm"])
+    if rep.outcome == "STATE_ADVANCE":
+        low = min((rep.gate, rep.confirm), key=lambda p: p.delta_ppm)
+        advance = StateAdvance(rep.child_root, low.before_ppm)
     s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer)
     r = s.receipt
     return {"status": "accepted", **base, "patchHash": to_hex(r.patch_hash), "evalReportHash": to_hex(r.eval_report_hash),

@@ -222,13 +222,14 @@ class ChainBlocks:
 
 def evaluator_scorer(ev, parent_words, epoch_id: int) -> Scorer:
     "A Scorer that rescores packs with evaluator `ev` on the parent state `parent_words`."
-    from coretex.evaluate import score_state, disabled_families
-    root, hp = state_root(parent_words), ev.profile["hiddenPack"]
+    from coretex.evaluate import score_pack
+    from coretex.metrics import delta_ppm
+    root = state_root(parent_words)
     def score(req: PackRequest) -> int:
         if req.parent_root != root: raise ReplayError(f"the parent state's root {to_hex(root)} is not the receipt's {to_hex(req.parent_root)}")
         child = apply_patch(parent_words, req.patch_bytes, ev.pipeline)
-        pack = draw_pack(req.eval_seed, epoch_id, ev.corpus.events, hp["packSize"], hp["quotas"], disabled_families(ev.profile))
-        return score_state(ev, pack, child.words).ppm - score_state(ev, pack, parent_words).ppm
+        _, before, after = score_pack(ev, req.eval_seed, epoch_id, parent_words, child.words)
+        return delta_ppm(before, after)
     return score
 
 # %% ../nbs/17_replay.ipynb #1d239cfa

@@ -6,8 +6,8 @@ Docs: https://coretex-dev.github.io/coretex/rerank.html.md"""
 
 # %% auto #0
 __all__ = ['QWEN_RERANKER', 'QWEN_RERANKER_REVISION', 'QWEN_PREFIX', 'QWEN_SUFFIX', 'QWEN_INSTRUCTION', 'QWEN3_SPECIAL_TOKENS',
-           'sigmoid', 'EmbeddedReranker', 'qwen_pair', 'RerankerUnavailable', 'QwenReranker', 'qwen3_tokenizer',
-           'build_tiny_qwen3']
+           'sigmoid', 'EmbeddedReranker', 'TokenOverlapReranker', 'qwen_pair', 'RerankerUnavailable', 'QwenReranker',
+           'qwen3_tokenizer', 'build_tiny_qwen3']
 
 # %% ../nbs/06a_rerank.ipynb #d494be2e
 from pathlib import Path
@@ -34,6 +34,17 @@ class EmbeddedReranker:
         qt = set(tokenize(query))
         overlap = np.array([len(qt & set(tokenize(t))) / max(len(qt), 1) for t in docs])
         return sigmoid(8 * (0.6 * cos + 0.4 * overlap) - 5)
+
+# %% ../nbs/06a_rerank.ipynb #09cff420
+class TokenOverlapReranker:
+    "Dice coefficient of query and document token sets: the differential vectors' reranker."
+    name = "token-overlap"
+    def score(self, query: str, docs: list) -> np.ndarray:
+        q = set(tokenize(query))
+        def dice(d):
+            t = set(tokenize(d))
+            return 2 * len(q & t) / (len(q) + len(t)) if q or t else 0.0
+        return np.array([dice(d) for d in docs], np.float64)
 
 # %% ../nbs/06a_rerank.ipynb #34285d4d
 QWEN_RERANKER = "Qwen/Qwen3-Reranker-0.6B"

@@ -67,7 +67,7 @@ def test_patch_apply_bad_state_is_one_line(tmp_path):
 
 
 def test_patch_apply_malformed_is_decode(genesis_file):
-    for bad in ("zz", "0x123", "ff", "ff04" + "00" * 40, "07" + "00" * 41):
+    for bad in ("zz", "0x123", "ff", "ff04" + "00" * 40, "08" + "00" * 41):
         r = run_cli("patch-apply", genesis_file, bad)
         out = json.loads(r.stdout)
         assert (r.returncode, out["code"]) == (1, "DECODE") and out["reason"], (bad, out)
