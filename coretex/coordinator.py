@@ -422,6 +422,9 @@ class HttpIntake:
         self._thread = threading.Thread(target=self.run, daemon=True); self._thread.start(); return self
 
     def stop(self) -> None:
-        "Close the listener and every connection from inside the server's loop, which then returns."
-        self.server.trigger.pull_trigger(lambda: [c.close() for c in list(self.server._map.values()) if c is not self.server.trigger])
-        self.server.trigger.pull_trigger(self.server.trigger.close)
+        "Close every connection, then the listener and its wake-up trigger, from inside the server's loop, which then returns."
+        def close_all():
+            for c in list(self.server._map.values()):
+                if c is not self.server and c is not self.server.trigger: c.close()
+            self.server.close()
+        self.server.trigger.pull_trigger(close_all)
