@@ -274,10 +274,7 @@ def _coordinator(args):
     from coretex.chain import Chain, ChainError
     from coretex.coordinator import Coordinator
     from coretex.evaluate import Evaluator
-    from coretex.receipt import Signer
-    from coretex.store import data_dir
-    try: signer = Signer.load(args.key_file or data_dir().parent / "coordinator.key", create=args.key_file is None)
-    except (ValueError, OSError) as e: raise CliError(f"--key-file {args.key_file}: {getattr(e, 'strerror', None) or e}") from None
+    signer = _signer(args)
     try: chain = Chain.connect(args.rpc)
     except ChainError as e: raise CliError(f"--rpc: {e}") from None
     db, close = _open_store(args)
@@ -314,11 +311,20 @@ def cmd_coordinator_serve(args):
         say("coordinator stopped")
     finally: stop.set(); close()
 
+def _signer(args):
+    "The signing key of $CORETEX_SIGNING_KEY, --key-file, or the data folder's (created there on first use)."
+    from coretex.receipt import Signer
+    from coretex.store import data_dir
+    try: return Signer.load(args.key_file or data_dir().parent / "coordinator.key", create=args.key_file is None)
+    except (ValueError, OSError) as e: raise CliError(f"--key-file {args.key_file}: {getattr(e, 'strerror', None) or e}") from None
+
 def cmd_coordinator_reveal(args):
     from coretex.coordinator import CoordinatorStore
+    signer = _signer(args)
     db, close = _open_store(args)
     try:
-        revealed = CoordinatorStore(db).reveal(args.epoch)
+        try: revealed = CoordinatorStore(db, signer).reveal(args.epoch)
+        except ValueError as e: raise CliError(f"--epoch {args.epoch}: {e}") from None
         if revealed is None: raise CliError(f"--epoch {args.epoch}: no such epoch")
         emit({"epochId": args.epoch, "epochSecret": to_hex(revealed[0]), "commitment": revealed[1]})
     finally: close()
@@ -492,10 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
                           ("reveal", cmd_coordinator_reveal, "close an epoch and print its secret")):
         c = csub.add_parser(name, help=hlp)
         c.add_argument("--mongodb-uri")
+        c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
         if name == "reveal": c.add_argument("--epoch", type=EPOCH, required=True)
         else:
             c.add_argument("--rpc", type=url, help="JSON-RPC URL (default: $CORETEX_RPC_URL, else an in-process chain)")
-            c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
             c.add_argument("--confirmations", type=int_in(0, 1000), default=2)
         if name == "work": c.add_argument("--once", action="store_true", help="stop when no job is pending")
         if name == "serve":
