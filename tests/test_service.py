@@ -198,3 +198,11 @@ def test_one_database_log_per_data_folder(tmp_path):
         r = subprocess.run(["coretex", "weights"], capture_output=True, text=True, env=env_for(tmp_path))
         assert r.returncode == 0, r.stderr
     assert [f.name for f in (tmp_path / "mongo").glob("*.log")] == ["nx-27017.log"]
+
+
+def test_an_internal_error_is_a_json_500_and_logged(caplog):
+    from coretex.coordinator import HttpIntake, make_app
+    srv = HttpIntake(make_app(None)).start()                      # no coordinator behind it: every read fails inside the app
+    try: assert call(f"http://127.0.0.1:{srv.port}/v1/jobs/x") == (500, {"error": "internal", "message": "internal error (logged by the coordinator)"})
+    finally: srv.stop()
+    assert "unhandled AttributeError in GET /v1/jobs/x" in caplog.text
