@@ -101,13 +101,13 @@ def _parallel(fn, items, threads: int) -> list:
 
 def same_patch(s: Served, n: int = 100) -> dict:
     "n concurrent submissions of one patch (n miners, released together): one job, n - 1 duplicate answers."
-    gate = threading.Barrier(n)
+    gate, patch = threading.Barrier(n), patch_for(10**6)   # a patch that cannot advance the epoch under the later scenarios
     def submit(i):
         gate.wait(); t0 = time.perf_counter()
-        status, body = call(f"{s.base}/v1/patches", {"miner": miner(10_000 + i), "patch": LENS, "epochId": 1})
+        status, body = call(f"{s.base}/v1/patches", {"miner": miner(10_000 + i), "patch": patch, "epochId": 1})
         return status, body.get("error"), time.perf_counter() - t0
     res = _parallel(submit, list(range(n)), n)
-    with client(s) as c: jobs = c.coretex.jobs.count_documents({"patch": "0x" + LENS})
+    with client(s) as c: jobs = c.coretex.jobs.count_documents({"patch": "0x" + patch})
     ms = [r[2] * 1000 for r in res]
     return {"n": n, "accepted": sum(r[0] == 202 for r in res), "duplicate_in_flight": sum(r[1] == "duplicate_in_flight" for r in res),
             "cached": sum(r[0] == 200 for r in res), "other": sum(r[0] not in (200, 202, 409) for r in res), "jobs": jobs,
@@ -119,12 +119,13 @@ def distinct(s: Served, n: int = 1000, threads: int = 16) -> dict:
     t0 = time.perf_counter()
     res = _parallel(lambda i: call(f"{s.base}/v1/patches", {"miner": miner(i), "patch": patch_for(i), "epochId": 1}), list(range(n)), threads)
     post_s = time.perf_counter() - t0
-    ids = [b["jobId"] for st, b in res if st == 202]
+    ids, codes = [b["jobId"] for st, b in res if st == 202], {}
+    for st, b in res: codes[f"{st} {b.get('error', '')}".strip()] = codes.get(f"{st} {b.get('error', '')}".strip(), 0) + 1
     t0 = time.perf_counter()
     got = _parallel(lambda j: call(f"{s.base}/v1/jobs/{j}")[0], ids, threads)
     get_s = time.perf_counter() - t0
     with client(s) as c: stored = c.coretex.jobs.count_documents({"_id": {"$in": ids}})
-    return {"n": n, "accepted": len(ids), "distinct_ids": len(set(ids)), "stored": stored, "readable": sum(g == 200 for g in got),
+    return {"n": n, "codes": codes, "accepted": len(ids), "distinct_ids": len(set(ids)), "stored": stored, "readable": sum(g == 200 for g in got),
             "post_per_s": n / post_s, "get_per_s": len(ids) / get_s if ids else float("nan")}
 
 

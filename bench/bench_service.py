@@ -20,7 +20,7 @@ def load(a, tmp: Path) -> None:
               f"{f['cached']} cached (200), {f['other']} other; jobs stored {f['jobs']}; submit p50 {f['p50_ms']:.0f} ms, p99 {f['p99_ms']:.0f} ms "
               f"= {f['p99_ms'] / sv.pct(get, 0.99):.1f}x the p99 of a sequential GET /v1/jobs ({sv.pct(get, 0.99):.1f} ms)")
         f = sv.distinct(s, a.distinct, threads=16)
-        print(f"{a.distinct} distinct submissions, 16 threads: {f['accepted']} accepted, {f['distinct_ids']} distinct job ids, {f['stored']} stored, "
+        print(f"{a.distinct} distinct submissions, 16 threads: answers {f['codes']}; {f['accepted']} accepted, {f['distinct_ids']} distinct job ids, {f['stored']} stored, "
               f"{f['readable']} readable back; {f['post_per_s']:.0f} submissions/s vs {f['get_per_s']:.0f} GET /v1/jobs/s "
               f"(ratio {f['post_per_s'] / f['get_per_s']:.2f})")
         f = sv.slow_clients(s, a.slow, k=20)
