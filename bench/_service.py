@@ -78,6 +78,7 @@ def served(tmp: Path, *args, port: int|None = None, db_port: int|None = None):
             p.terminate()
             try: p.wait(30)
             except subprocess.TimeoutExpired: p.kill(); p.wait()
+            p.stdout.close()
 
 
 def client(s: Served):
@@ -248,13 +249,25 @@ def rpc_faults(tmp: Path) -> dict:
     return out
 
 
+def _wait_for(db, job: str, field: str, p, limit: float = 300) -> bool:
+    "Wait until the job has `field` set (True) or the worker has exited (False)."
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and p.poll() is None:
+        if db.jobs.find_one({"_id": job}).get(field) is not None: return True
+        time.sleep(0.02)
+    return False
+
+
 def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
-    """`coretex coordinator work` killed with SIGKILL at a random moment of its life, then restarted, `runs` times:
-    every job ends done, credited once, with the verdict an uninterrupted evaluation gives for its stored draw."""
+    """`coretex coordinator work` killed with SIGKILL at a random moment, then restarted, `runs` times: every job ends
+    done, credited once, with the verdict an uninterrupted evaluation gives for its stored draw. The moment is drawn
+    from a random phase (start-up, just after the draw is stored, scoring) and a random delay within it, measured on
+    an uninterrupted calibration job, so kills land in every phase rather than mostly in start-up."""
     import pymongo
     from coretex.chain import Chain
-    from coretex.coordinator import Coordinator
+    from coretex.coordinator import Coordinator, TIMES
     from coretex.evaluate import Evaluator, evaluate_patch
+    from coretex.store import aware
     from coretex.keccak import from_hex
     from coretex.receipt import Signer
     rng, key, ev = random.Random(seed), tmp / "coordinator.key", Evaluator()
@@ -265,14 +278,25 @@ def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
         db = c.coretex
         coord = Coordinator(db, Chain.connect(), ev, signer)
-        t0 = time.monotonic(); p = worker(server.uri); p.communicate(timeout=600); life = time.monotonic() - t0   # an idle worker's start-up
+        coord.open_epoch(99, GENESIS, b"\x63" * 32)                                 # calibration: one uninterrupted job
+        cal = coord.intake(miner(99), make_patch(ROOT_G, {672: encode_relation("supersedes"), 39: 1 << 128}, 0xFF).hex(), 99)["jobId"]
+        t0 = time.monotonic(); p = worker(server.uri); p.communicate(timeout=600)
+        j = aware(db.jobs.find_one({"_id": cal}), TIMES)
+        scoring = (j["finishedAt"] - j["scoringStartedAt"]).total_seconds()
+        startup = max(1.0, time.monotonic() - t0 - scoring)
+        figures["calibration_s"] = {"startup": round(startup, 1), "scoring": round(scoring, 1)}
         for r in range(runs):
             secret = bytes([r + 1]) * 32
             coord.open_epoch(100 + r, GENESIS, secret)
             patch = make_patch(ROOT_G, {672: encode_relation("supersedes"), 40: (r + 1) << 128}, 0xFF)
             job = coord.intake(miner(r), patch.hex(), 100 + r)["jobId"]
-            p, at = worker(server.uri), rng.uniform(0.5, life + 8)       # start-up plus about one evaluation
-            time.sleep(at); p.send_signal(signal.SIGKILL); p.communicate()
+            p, t0 = worker(server.uri), time.monotonic()
+            anchor = rng.choice(["start-up", "drawn", "scoring"])
+            if anchor == "start-up": time.sleep(rng.uniform(0.2, startup))
+            elif _wait_for(db, job, "drawnAt" if anchor == "drawn" else "scoringStartedAt", p):
+                time.sleep(rng.uniform(0.0, 0.3 if anchor == "drawn" else scoring))
+            at = time.monotonic() - t0
+            p.send_signal(signal.SIGKILL); p.communicate()
             j = db.jobs.find_one({"_id": job})
             phase = "done" if j["status"] == "done" else "scoring" if j["status"] == "running" else "drawn" if j["blockhash"] else "starting"
             figures["phases"][phase] = figures["phases"].get(phase, 0) + 1; figures["killed_after_s"].append(round(at, 1))
@@ -315,6 +339,7 @@ def secrets(tmp: Path) -> dict:
     "A full run (serve, a job to its verdict, bad requests, SIGTERM); then every artefact is searched for the signing key and the epoch secret."
     from coretex.store import open_db
     key_hex = os.urandom(32).hex()
+    tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "k").write_text(key_hex)
     data = tmp / "data"
     port = free_port()

@@ -38,7 +38,8 @@ def faults(a, tmp: Path) -> None:
     took = time.perf_counter() - t0
     print(f"kill -9 of `coretex coordinator work` at a random moment, then a restart, {f['runs']} runs: {f['lost']} jobs lost, {f['done']} done, "
           f"{f['credited_once']} credited exactly once, {f['identical_verdicts']}/{f['runs']} verdicts identical to an uninterrupted "
-          f"evaluation of the stored draw; {f['results']} results for {f['jobs']} jobs; killed while {f['phases']}; {took:.0f} s")
+          f"evaluation of the stored draw; {f['results']} results for {f['jobs']} jobs (1 calibration); killed while {f['phases']}; "
+          f"calibration {f['calibration_s']}; {took:.0f} s")
     f = sv.db_restart(tmp / "restart", down_s=5)
     print(f"database stopped {f['down_s']} s under `serve`: a submission meanwhile got {f['during'][0]} {f['during'][1]}; after the restart "
           f"{f['after']}; the job queued before finished ({f['first_job']}) {f['resumed_after_s']} s after the database was back; serve alive "
