@@ -356,7 +356,7 @@ def secrets(tmp: Path) -> dict:
                  json.dumps({"miner": miner(1), "patch": patch_for(3), "epochId": 7}).encode()):
         answers.append(call(f"{base}/patches", body))
     answers.append(call(f"{base}/nowhere"))
-    p.send_signal(signal.SIGTERM); p.wait(60); time.sleep(0.5)
+    p.send_signal(signal.SIGTERM); p.wait(60); time.sleep(0.5); p.stdout.close()
     db, close = open_db(path=data / "mongo")
     dump = json.dumps({c: list(db[c].find()) for c in db.list_collection_names()}, default=str)
     close()
