@@ -18,9 +18,15 @@ BASE_CHAIN_ID = 8453
 class ChainError(RuntimeError):
     "The chain could not answer, or the block did not arrive in time."
 
+def _ask(what: str, fn):
+    "fn() with any failure of the node (refused, timed out, malformed answer) as a ChainError naming the call."
+    try: return fn()
+    except ChainError: raise
+    except Exception as e: raise ChainError(f"{what}: the chain did not answer ({e.__class__.__name__})") from None
+
 @dataclass
 class Chain:
-    "A web3 connection with the few reads CoreTex needs."
+    "A web3 connection with the few reads CoreTex needs; every failure of the node is a ChainError."
     w3: object
     embedded: bool = False
 
@@ -34,20 +40,21 @@ class Chain:
             chain = cls(Web3(EthereumTesterProvider()), True)
             chain.mine(1)   # the protocol reads a receipt received at block 0 as refused before any draw, and checks nothing else
             return chain
-        w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10}))
-        try: w3.eth.chain_id
-        except Exception as e: raise ChainError(f"cannot reach the JSON-RPC node at {url}: {e.__class__.__name__}") from None
+        try: w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 10})); w3.eth.chain_id
+        except Exception as e: raise ChainError(f"cannot reach the JSON-RPC node at {url[:80]}: {e.__class__.__name__}") from None
         return cls(w3, False)
 
     @property
-    def chain_id(self) -> int: return int(self.w3.eth.chain_id)
-    def block_number(self) -> int: return int(self.w3.eth.block_number)
+    def chain_id(self) -> int: return _ask("eth_chainId", lambda: int(self.w3.eth.chain_id))
+    def block_number(self) -> int: return _ask("eth_blockNumber", lambda: int(self.w3.eth.block_number))
 
     def block_hash(self, number: int) -> bytes|None:
         "Hash of block `number`, or None if it does not exist yet."
         from web3.exceptions import BlockNotFound
-        try: return bytes(self.w3.eth.get_block(number)["hash"])
-        except BlockNotFound: return None
+        def read():
+            try: return bytes(self.w3.eth.get_block(number)["hash"])
+            except BlockNotFound: return None
+        return _ask(f"eth_getBlockByNumber({number})", read)
 
     def mine(self, n: int = 1) -> None:
         "Mine n blocks on the embedded chain (a real chain mines by itself)."
@@ -56,14 +63,16 @@ class Chain:
 
 # %% ../nbs/14_chain.ipynb #5c333b19
 def wait_for_block(chain: Chain, number: int, confirmations: int = 0, timeout: float = 120.0, poll: float = 1.0) -> bytes:
-    "The hash of block `number` once it has `confirmations` blocks on top; ChainError after `timeout` s."
-    deadline = time.monotonic() + timeout
+    "The hash of block `number` once it has `confirmations` blocks on top and two reads agree; ChainError after `timeout` s."
+    deadline, seen, why = time.monotonic() + timeout, None, "no answer yet"
     while True:
-        head = chain.block_number()
-        if head >= number + confirmations:
-            h = chain.block_hash(number)
-            if h is not None: return h
-        if chain.embedded: chain.mine(number + confirmations - head); continue
+        try:
+            head = chain.block_number(); why = f"head {head}"
+            h = chain.block_hash(number) if head >= number + confirmations else None
+        except ChainError as e: head, h, why = None, None, str(e)
+        if h is not None and h == seen: return h
+        if h is None and head is not None and chain.embedded: chain.mine(max(1, number + confirmations - head)); continue
         if time.monotonic() > deadline:
-            raise ChainError(f"block {number} with {confirmations} confirmation(s) not reached within {timeout:.0f}s (head {head})")
-        time.sleep(poll)
+            raise ChainError(f"block {number} with {confirmations} confirmation(s) not confirmed within {timeout:.0f}s ({why})")
+        seen = h
+        if not chain.embedded: time.sleep(poll)

@@ -105,9 +105,11 @@ def test_seeds_bad_epoch_and_hex():
     assert r.returncode == 2 and "--parent-root: expected 32 bytes, got 2" in r.stderr
 
 
-def test_demo_runs_and_reproduces_vectors(vectors):
+def test_demo_runs_and_reproduces_vectors(vectors, tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     r = run_cli("demo")
     assert r.returncode == 0, r.stderr
+    assert list(tmp_path.rglob("coretex-demo-*")) == list(tmp_path.rglob("*.key")) == []   # no key file or database left behind
     for v in list(vectors.values())[1:]:
         assert v["childStateRoot"] in r.stdout and v["patchHash"] in r.stdout
     assert "0x73172e2bc77e2f066a160bc94a48ae73c5221cf11591c3958c03aa5884793506" in r.stdout

@@ -33,8 +33,8 @@ def test_killed_coordinator_resumes_with_the_same_draw(tmp_path):
         coord.open_epoch(1, GENESIS, SECRET)
         patch = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04)
         job = coord.intake("0x" + "77" * 20, patch.hex(), 1)
-        drawn = coord.draw(db.jobs.find_one({"_id": job["jobId"]}))          # the triple is stored before scoring
-        triple = (drawn["receivedAtBlock"], drawn["targetBlock"], drawn["blockhash"])
+        drawn = coord.draw(job["jobId"])                                     # the triple is stored before scoring
+        triple = (drawn.received_at_block, drawn.target_block, drawn.blockhash)
 
         p = worker(server.uri, key, tmp_path)
         deadline = time.monotonic() + 120

@@ -1,0 +1,370 @@
+"""Scenarios of the coordinator as a service, each with real processes: the embedded MongoDB server in its own
+process, `coretex coordinator serve` / `work` as subprocesses, real HTTP on loopback, a JSON-RPC node on
+loopback. Shared by `bench/bench_service.py` (full counts) and `tests/test_faults.py` (small counts); each
+scenario returns its figures as a dict."""
+import http.client, json, os, random, signal, socket, subprocess, threading, time, urllib.error, urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from coretex.layout import encode_relation
+from coretex.patch import make_patch
+from coretex.state import GENESIS, state_root
+from coretex.store import EmbeddedMongo, free_port
+
+ROOT_G = state_root(GENESIS)
+LENS = make_patch(ROOT_G, {672: encode_relation("supersedes")}, 0x04).hex()
+
+
+def patch_for(i: int) -> str:
+    "The i-th of many distinct patches valid on the genesis state (one MemoryIndex word each)."
+    return make_patch(ROOT_G, {32 + i % 352: (i // 352 + 1) << 128}, 0x02).hex()
+
+
+def miner(i: int) -> str: return f"0x{i:040x}"
+
+
+def call(url: str, body=None, method=None, timeout: float = 30):
+    "(status, JSON body) of one HTTP request."
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    req = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r: return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e: return e.code, json.loads(e.read())
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"): return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(xs, q) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def env_for(data, **extra) -> dict:
+    env = {**os.environ, "CORETEX_DATA": str(data), **extra}
+    for k in ("CORETEX_RPC_URL", "CORETEX_SIGNING_KEY", "CORETEX_MONGODB_URI"):
+        if k not in extra: env.pop(k, None)
+    return env
+
+
+@dataclass
+class Served:
+    "A running `coretex coordinator serve`: its base URL, process, database server and output lines."
+    base: str
+    proc: subprocess.Popen
+    db: EmbeddedMongo
+    lines: list = field(default_factory=list)
+
+
+@contextmanager
+def served(tmp: Path, *args, port: int|None = None, db_port: int|None = None):
+    "`coretex coordinator serve` on a database server of its own (both stopped at the end)."
+    with EmbeddedMongo(tmp / "db", db_port) as db:
+        port = port or free_port()
+        p = subprocess.Popen(["coretex", "coordinator", "serve", "--port", str(port), "--mongodb-uri", db.uri, *map(str, args)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env_for(tmp / "data"))
+        s = Served(f"http://127.0.0.1:{port}", p, db)
+        while not any("listening" in l for l in s.lines):
+            line = p.stdout.readline()
+            if not line: raise RuntimeError("serve did not start: " + "".join(s.lines))
+            s.lines.append(line)
+        threading.Thread(target=lambda: [s.lines.append(l) for l in p.stdout], daemon=True).start()
+        try: yield s
+        finally:
+            p.terminate()
+            try: p.wait(30)
+            except subprocess.TimeoutExpired: p.kill(); p.wait()
+            p.stdout.close()
+
+
+def client(s: Served):
+    import pymongo
+    return pymongo.MongoClient(s.db.uri, tz_aware=True)
+
+
+def _parallel(fn, items, threads: int) -> list:
+    "fn(item) for every item on `threads` threads, results in order."
+    out, it, lock = [None] * len(items), iter(range(len(items))), threading.Lock()
+    def run():
+        while True:
+            with lock: i = next(it, None)
+            if i is None: return
+            out[i] = fn(items[i])
+    ts = [threading.Thread(target=run) for _ in range(threads)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    return out
+
+
+def same_patch(s: Served, n: int = 100) -> dict:
+    "n concurrent submissions of one patch (n miners, released together): one job, n - 1 duplicate answers."
+    gate, patch = threading.Barrier(n), patch_for(10**6)   # a patch that cannot advance the epoch under the later scenarios
+    def submit(i):
+        gate.wait(); t0 = time.perf_counter()
+        status, body = call(f"{s.base}/v1/patches", {"miner": miner(10_000 + i), "patch": patch, "epochId": 1})
+        return status, body.get("error"), time.perf_counter() - t0
+    res = _parallel(submit, list(range(n)), n)
+    with client(s) as c: jobs = c.coretex.jobs.count_documents({"patch": "0x" + patch})
+    ms = [r[2] * 1000 for r in res]
+    return {"n": n, "accepted": sum(r[0] == 202 for r in res), "duplicate_in_flight": sum(r[1] == "duplicate_in_flight" for r in res),
+            "cached": sum(r[0] == 200 for r in res), "other": sum(r[0] not in (200, 202, 409) for r in res), "jobs": jobs,
+            "p50_ms": pct(ms, 0.5), "p99_ms": pct(ms, 0.99)}
+
+
+def distinct(s: Served, n: int = 1000, threads: int = 16) -> dict:
+    "n distinct patches from n miners: every one queued (202, a job in the database), none lost; intake rate vs GET rate."
+    t0 = time.perf_counter()
+    res = _parallel(lambda i: call(f"{s.base}/v1/patches", {"miner": miner(i), "patch": patch_for(i), "epochId": 1}), list(range(n)), threads)
+    post_s = time.perf_counter() - t0
+    ids, codes = [b["jobId"] for st, b in res if st == 202], {}
+    for st, b in res: codes[f"{st} {b.get('error', '')}".strip()] = codes.get(f"{st} {b.get('error', '')}".strip(), 0) + 1
+    t0 = time.perf_counter()
+    got = _parallel(lambda j: call(f"{s.base}/v1/jobs/{j}")[0], ids, threads)
+    get_s = time.perf_counter() - t0
+    with client(s) as c: stored = c.coretex.jobs.count_documents({"_id": {"$in": ids}})
+    return {"n": n, "codes": codes, "accepted": len(ids), "distinct_ids": len(set(ids)), "stored": stored, "readable": sum(g == 200 for g in got),
+            "post_per_s": n / post_s, "get_per_s": len(ids) / get_s if ids else float("nan")}
+
+
+def _latencies(url: str, k: int) -> list:
+    out = []
+    for _ in range(k):
+        t0 = time.perf_counter(); call(url, timeout=30); out.append(time.perf_counter() - t0)
+    return out
+
+
+def slow_clients(s: Served, n: int = 50, k: int = 20) -> dict:
+    "A fast client's latency alone, then with n clients that each sent one byte of a promised 100 and wait."
+    url = f"{s.base}/v1/jobs/none"
+    alone = _latencies(url, k)
+    socks = []
+    for _ in range(n):
+        c = socket.create_connection(("127.0.0.1", int(s.base.rsplit(":", 1)[1])))
+        c.sendall(b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        socks.append(c)
+    try: crowded = _latencies(url, k)
+    finally:
+        for c in socks: c.close()
+    return {"slow_clients": n, "alone_max_ms": max(alone) * 1000, "with_slow_max_ms": max(crowded) * 1000,
+            "with_slow_median_ms": pct(crowded, 0.5) * 1000, "ratio_median": pct(crowded, 0.5) / pct(alone, 0.5)}
+
+
+def rejected_flood(s: Served, n: int = 100_000, threads: int = 8, size: int = 15_000) -> dict:
+    "RSS of serve before and after n rejected requests: half with unique ~15 KB miner strings, half from unique valid addresses to a closed epoch."
+    port = int(s.base.rsplit(":", 1)[1])
+    def batch(k):
+        conn, codes = http.client.HTTPConnection("127.0.0.1", port, timeout=30), {}
+        for i in range(k, n, threads):
+            m = f"{i:08d}" + "x" * size if i % 2 == 0 else miner(1_000_000 + i)
+            conn.request("POST", "/v1/patches", json.dumps({"miner": m, "patch": LENS, "epochId": 99}), {"Content-Type": "application/json"})
+            r = conn.getresponse(); r.read()
+            codes[r.status] = codes.get(r.status, 0) + 1
+        conn.close()
+        return codes
+    warm = max(1000, n // 100)
+    _parallel(lambda k: call(f"{s.base}/v1/patches", {"miner": "x" * size, "patch": LENS, "epochId": 99}), list(range(warm)), threads)
+    before, t0 = rss_mb(s.proc.pid), time.perf_counter()
+    codes = {}
+    for part in _parallel(batch, list(range(threads)), threads):
+        for k, v in part.items(): codes[k] = codes.get(k, 0) + v
+    took, after = time.perf_counter() - t0, rss_mb(s.proc.pid)
+    return {"n": n, "codes": codes, "rss_before_mb": before, "rss_after_mb": after, "growth_mb": after - before, "ratio": after / before,
+            "per_s": n / took}
+
+
+class FakeNode:
+    "A JSON-RPC node on loopback whose head grows with time; block `target` answers `early` until it has 2 confirmations, then `late` (or flaps)."
+    def __init__(self, target: int, early: bytes, late: bytes, flap: bool = False, block_time: float = 0.05):
+        node, self.t0, self.asked = self, time.monotonic(), []
+        self.target, self.early, self.late, self.flap, self.block_time, self.calls = target, early, late, flap, block_time, 0
+        class H(BaseHTTPRequestHandler):
+            def do_POST(self):
+                req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                out = json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": node.answer(req["method"], req.get("params", []))}).encode()
+                self.send_response(200); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(out)))
+                self.end_headers(); self.wfile.write(out)
+            def log_message(self, *a): pass
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def head(self) -> int: return int((time.monotonic() - self.t0) / self.block_time)
+
+    def hash_of(self, n: int) -> bytes:
+        if n != self.target: return n.to_bytes(32, "big")
+        deep = self.head() >= n + 2
+        self.calls += 1
+        h = (self.late if not self.flap or self.calls % 2 else self.early) if deep else self.early
+        self.asked.append((deep, h))
+        return h
+
+    def answer(self, method: str, params: list):
+        if method == "eth_chainId": return hex(8453)
+        if method == "eth_blockNumber": return hex(self.head())
+        if method == "eth_getBlockByNumber":
+            n = int(params[0], 16)
+            if n > self.head(): return None
+            z = "0x" + "00" * 32
+            return {"number": hex(n), "hash": "0x" + self.hash_of(n).hex(), "parentHash": z, "nonce": "0x" + "00" * 8, "sha3Uncles": z,
+                    "logsBloom": "0x" + "00" * 256, "transactionsRoot": z, "stateRoot": z, "receiptsRoot": z, "miner": "0x" + "00" * 20,
+                    "difficulty": "0x0", "totalDifficulty": "0x0", "extraData": "0x", "size": "0x0", "gasLimit": "0x0", "gasUsed": "0x0",
+                    "timestamp": hex(n), "transactions": [], "uncles": []}
+        raise ValueError(method)
+
+    def close(self): self.server.shutdown(); self.server.server_close()
+
+
+def rpc_faults(tmp: Path) -> dict:
+    "A reorganised block before its confirmations, a node that never agrees with itself, a node that is gone: what gets drawn."
+    import pymongo
+    from coretex.chain import Chain, ChainError
+    from coretex.coordinator import Coordinator
+    from coretex.evaluate import Evaluator
+    from coretex.receipt import Signer
+    from web3 import Web3
+    ev, out = Evaluator(), {}
+    with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
+        for case in ("reorg", "flap", "gone"):
+            node = FakeNode(target=10**9, early=b"\xee" * 32, late=b"\x1a" * 32, flap=case == "flap", block_time=0.1)
+            db = c[f"rpc_{case}"]
+            coord = Coordinator(db, Chain.connect(node.url), ev, Signer(b"\x07" * 32), confirmations=2, block_timeout=5)
+            coord.open_epoch(1, GENESIS, b"\x01" * 32)
+            job = coord.intake(miner(1), LENS, 1)
+            node.target = job["targetBlock"]
+            while node.head() < node.target: time.sleep(0.01)
+            node.hash_of(node.target)                                    # what anyone reading the new block sees: the early hash
+            if case == "gone": node.close(); coord.chain = Chain(Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 1})))
+            t0 = time.monotonic()
+            try: drawn, err = coord.draw(job["jobId"]).blockhash, None
+            except ChainError as e: drawn, err = None, str(e)
+            stored = db.jobs.find_one({"_id": job["jobId"]})
+            out[case] = {"drawn": drawn, "error": err, "status": stored["status"], "stored_blockhash": stored["blockhash"],
+                         "early_served": any(not deep and h == node.early for deep, h in node.asked), "waited_s": round(time.monotonic() - t0, 2),
+                         "inflight_left": db.inflight.count_documents({})}
+            if case != "gone": node.close()
+    return out
+
+
+def _wait_for(db, job: str, field: str, p, limit: float = 300) -> bool:
+    "Wait until the job has `field` set (True) or the worker has exited (False)."
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and p.poll() is None:
+        if db.jobs.find_one({"_id": job}).get(field) is not None: return True
+        time.sleep(0.02)
+    return False
+
+
+def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
+    """`coretex coordinator work` killed with SIGKILL at a random moment, then restarted, `runs` times: every job ends
+    done, credited once, with the verdict an uninterrupted evaluation gives for its stored draw. The moment is drawn
+    from a random phase (start-up, just after the draw is stored, scoring) and a random delay within it, measured on
+    an uninterrupted calibration job, so kills land in every phase rather than mostly in start-up."""
+    import pymongo
+    from coretex.chain import Chain
+    from coretex.coordinator import Coordinator, TIMES
+    from coretex.evaluate import Evaluator, evaluate_patch
+    from coretex.store import aware
+    from coretex.keccak import from_hex
+    from coretex.receipt import Signer
+    rng, key, ev = random.Random(seed), tmp / "coordinator.key", Evaluator()
+    signer = Signer.load(key, create=True)
+    worker = lambda uri: subprocess.Popen(["coretex", "coordinator", "work", "--once", "--mongodb-uri", uri, "--key-file", str(key)],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp / "data"))
+    figures = {"runs": runs, "done": 0, "credited_once": 0, "identical_verdicts": 0, "lost": 0, "phases": {}, "killed_after_s": []}
+    with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
+        db = c.coretex
+        coord = Coordinator(db, Chain.connect(), ev, signer)
+        coord.open_epoch(99, GENESIS, b"\x63" * 32)                                 # calibration: one uninterrupted job
+        cal = coord.intake(miner(99), make_patch(ROOT_G, {672: encode_relation("supersedes"), 39: 1 << 128}, 0xFF).hex(), 99)["jobId"]
+        t0 = time.monotonic(); p = worker(server.uri); p.communicate(timeout=600)
+        j = aware(db.jobs.find_one({"_id": cal}), TIMES)
+        scoring = (j["finishedAt"] - j["scoringStartedAt"]).total_seconds()
+        startup = max(1.0, time.monotonic() - t0 - scoring)
+        figures["calibration_s"] = {"startup": round(startup, 1), "scoring": round(scoring, 1)}
+        for r in range(runs):
+            secret = bytes([r + 1]) * 32
+            coord.open_epoch(100 + r, GENESIS, secret)
+            patch = make_patch(ROOT_G, {672: encode_relation("supersedes"), 40: (r + 1) << 128}, 0xFF)
+            job = coord.intake(miner(r), patch.hex(), 100 + r)["jobId"]
+            p, t0 = worker(server.uri), time.monotonic()
+            anchor = rng.choice(["start-up", "drawn", "scoring"])
+            if anchor == "start-up": time.sleep(rng.uniform(0.2, startup))
+            elif _wait_for(db, job, "drawnAt" if anchor == "drawn" else "scoringStartedAt", p):
+                time.sleep(rng.uniform(0.0, 0.3 if anchor == "drawn" else scoring))
+            at = time.monotonic() - t0
+            p.send_signal(signal.SIGKILL); p.communicate()
+            j = db.jobs.find_one({"_id": job})
+            phase = "done" if j["status"] == "done" else "scoring" if j["status"] == "running" else "drawn" if j["blockhash"] else "starting"
+            figures["phases"][phase] = figures["phases"].get(phase, 0) + 1; figures["killed_after_s"].append(round(at, 1))
+            p = worker(server.uri); p.communicate(timeout=600)
+            j, ep = db.jobs.find_one({"_id": job}), db.epochs.find_one({"_id": 100 + r})
+            if j is None: figures["lost"] += 1; continue
+            figures["done"] += j["status"] == "done"
+            env = db.results.find_one({"_id": j["dedupKey"]})["envelope"]
+            credited = ep["credited"].count(job)
+            figures["credited_once"] += credited == (1 if env["report"]["outcome"] == "STATE_ADVANCE" else 0)
+            ref = evaluate_patch(ev, GENESIS, patch, from_hex(j["blockhash"]), secret, 100 + r)
+            rep = env["report"]
+            figures["identical_verdicts"] += (rep["outcome"], rep["receipt"]["gateDeltaPpm"], rep["receipt"]["confirmDeltaPpm"], rep["receipt"]["gateSeed"]) == \
+                (ref["outcome"], ref["gate"]["delta_ppm"], ref["confirm"]["delta_ppm"] if ref["confirm"] else None, ref["gate"]["seed"])
+        figures["results"], figures["jobs"] = db.results.count_documents({}), db.jobs.count_documents({})
+    return figures
+
+
+def db_restart(tmp: Path, down_s: float = 4.0) -> dict:
+    "The database stopped and restarted under a running coordinator: what a miner sees meanwhile, and whether work resumes."
+    db_port = free_port()
+    with served(tmp, "--rate", 1000, db_port=db_port) as s:
+        st, first = call(f"{s.base}/v1/patches", {"miner": miner(1), "patch": LENS, "epochId": 1})
+        s.db.stop(); t_down = time.monotonic()
+        during = call(f"{s.base}/v1/patches", {"miner": miner(2), "patch": patch_for(5), "epochId": 1}, timeout=60)
+        time.sleep(max(0.0, down_s - (time.monotonic() - t_down)))
+        s.db.start(); t_up = time.monotonic()
+        after = call(f"{s.base}/v1/patches", {"miner": miner(3), "patch": patch_for(6), "epochId": 1}, timeout=60)
+        deadline, state = time.monotonic() + 300, None
+        while time.monotonic() < deadline:
+            state = call(f"{s.base}/v1/jobs/{first['jobId']}")[1].get("status")
+            if state == "done": break
+            time.sleep(0.5)
+        return {"before": st, "during": [during[0], during[1].get("error")], "after": after[0], "first_job": state,
+                "down_s": round(t_up - t_down, 1), "resumed_after_s": round(time.monotonic() - t_up, 1), "serve_alive": s.proc.poll() is None,
+                "worker_lines": sum("database unavailable" in l or "cannot list pending" in l for l in s.lines)}
+
+
+def secrets(tmp: Path) -> dict:
+    "A full run (serve, a job to its verdict, bad requests, SIGTERM); then every artefact is searched for the signing key and the epoch secret."
+    from coretex.store import open_db
+    key_hex = os.urandom(32).hex()
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "k").write_text(key_hex)
+    data = tmp / "data"
+    port = free_port()
+    p = subprocess.Popen(["coretex", "coordinator", "serve", "--port", str(port), "--key-file", str(tmp / "k")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env_for(data))
+    lines = []
+    while not any("listening" in l for l in lines): lines.append(p.stdout.readline())
+    threading.Thread(target=lambda: [lines.append(l) for l in p.stdout], daemon=True).start()
+    base, answers = f"http://127.0.0.1:{port}/v1", []
+    job = call(f"{base}/patches", {"miner": miner(1), "patch": LENS, "epochId": 1})[1]; answers.append(job)
+    while (j := call(f"{base}/jobs/{job['jobId']}")[1])["status"] != "done": time.sleep(0.5)
+    answers += [j, call(f"{base}/results/{job['dedupKey']}")[1]]
+    for body in (b"{", b'{"epochId": NaN}', json.dumps({"miner": miner(1), "patch": LENS[:-2], "epochId": 1}).encode(),
+                 json.dumps({"miner": miner(1), "patch": patch_for(3), "epochId": 7}).encode()):
+        answers.append(call(f"{base}/patches", body))
+    answers.append(call(f"{base}/nowhere"))
+    p.send_signal(signal.SIGTERM); p.wait(60); time.sleep(0.5); p.stdout.close()
+    db, close = open_db(path=data / "mongo")
+    dump = json.dumps({c: list(db[c].find()) for c in db.list_collection_names()}, default=str)
+    close()
+    files = {f: f.read_bytes() for f in data.rglob("*") if f.is_file() and f.name != "coordinator.key"}
+    r = subprocess.run(["coretex", "coordinator", "reveal", "--epoch", "1", "--key-file", str(tmp / "k")], capture_output=True, text=True, env=env_for(data))
+    secret = json.loads(r.stdout)["epochSecret"][2:]
+    texts = {"serve output": "".join(lines), "HTTP answers": json.dumps(answers), "database dump": dump}
+    hits = [name for name, t in texts.items() for s in (key_hex, secret) if s in t.lower()]
+    hits += [str(f) for f, b in files.items() for s in (key_hex, secret) if s.encode() in b.lower() or bytes.fromhex(s) in b]
+    return {"artefacts": len(texts) + len(files), "files": len(files), "hits": hits, "revealed": len(secret) == 64,
+            "report_has_commitment": answers[2]["report"]["epochSecretCommitment"].startswith("0x")}

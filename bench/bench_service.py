@@ -1,0 +1,74 @@
+"""The coordinator as a service under load and faults, with real processes, each figure with a named peer
+measured in the same run (issue 14): `python bench/bench_service.py [--runs 20] [--flood 100000]`.
+
+load    100 concurrent submissions of one patch; 1,000 distinct submissions; 50 slow clients; 100,000 rejected requests
+faults  kill -9 of `coordinator work` at random moments; the database restarted under `serve`; a reorganising,
+        a flapping and a vanished JSON-RPC node
+secrets the signing key and the epoch secret searched for in every artefact of a full run before reveal
+"""
+import argparse, sys, tempfile, time
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _service as sv
+
+
+def load(a, tmp: Path) -> None:
+    with sv.served(tmp / "load", "--rate", 1_000_000) as s:
+        get = [x * 1000 for x in sv._latencies(f"{s.base}/v1/jobs/none", 50)]
+        f = sv.same_patch(s, a.concurrent)
+        print(f"{a.concurrent} concurrent submissions of one patch: {f['accepted']} evaluation (202), {f['duplicate_in_flight']} duplicate_in_flight (409), "
+              f"{f['cached']} cached (200), {f['other']} other; jobs stored {f['jobs']}; submit p50 {f['p50_ms']:.0f} ms, p99 {f['p99_ms']:.0f} ms "
+              f"= {f['p99_ms'] / sv.pct(get, 0.99):.1f}x the p99 of a sequential GET /v1/jobs ({sv.pct(get, 0.99):.1f} ms)")
+        f = sv.distinct(s, a.distinct, threads=16)
+        print(f"{a.distinct} distinct submissions, 16 threads: answers {f['codes']}; {f['accepted']} accepted, {f['distinct_ids']} distinct job ids, {f['stored']} stored, "
+              f"{f['readable']} readable back; {f['post_per_s']:.0f} submissions/s vs {f['get_per_s']:.0f} GET /v1/jobs/s "
+              f"(ratio {f['post_per_s'] / f['get_per_s']:.2f})")
+        f = sv.slow_clients(s, a.slow, k=20)
+        print(f"{a.slow} slow clients (1 byte of a promised 100, held open): a fast GET's max {f['with_slow_max_ms']:.1f} ms, median "
+              f"{f['with_slow_median_ms']:.1f} ms; alone max {f['alone_max_ms']:.1f} ms (median ratio {f['ratio_median']:.2f}x)")
+        f = sv.rejected_flood(s, a.flood, threads=8)
+        print(f"{a.flood} rejected requests (half unique 15 KB miner strings -> 400, half unique valid addresses to a closed epoch -> 404; "
+              f"codes {f['codes']}) at {f['per_s']:.0f}/s: serve RSS {f['rss_before_mb']:.1f} MB -> {f['rss_after_mb']:.1f} MB "
+              f"(+{f['growth_mb']:.1f} MB, ratio {f['ratio']:.3f})")
+
+
+def faults(a, tmp: Path) -> None:
+    t0 = time.perf_counter()
+    f = sv.kill9(tmp / "kill", a.runs, seed=14)
+    took = time.perf_counter() - t0
+    print(f"kill -9 of `coretex coordinator work` at a random moment, then a restart, {f['runs']} runs: {f['lost']} jobs lost, {f['done']} done, "
+          f"{f['credited_once']} credited exactly once, {f['identical_verdicts']}/{f['runs']} verdicts identical to an uninterrupted "
+          f"evaluation of the stored draw; {f['results']} results for {f['jobs']} jobs (1 calibration); killed while {f['phases']}; "
+          f"calibration {f['calibration_s']}; {took:.0f} s")
+    f = sv.db_restart(tmp / "restart", down_s=5)
+    print(f"database stopped {f['down_s']} s under `serve`: a submission meanwhile got {f['during'][0]} {f['during'][1]}; after the restart "
+          f"{f['after']}; the job queued before finished ({f['first_job']}) {f['resumed_after_s']} s after the database was back; serve alive "
+          f"{f['serve_alive']}; worker logged the outage {f['worker_lines']} time(s)")
+    f = sv.rpc_faults(tmp / "rpc")
+    r = f["reorg"]
+    print(f"JSON-RPC node reorganising the target block before 2 confirmations: served the early hash {r['early_served']}, drew "
+          f"{r['drawn'][:10]}... (the confirmed one) after {r['waited_s']} s")
+    for case, what in (("flap", "answering a different hash on every read at depth"), ("gone", "gone after intake")):
+        x = f[case]
+        print(f"JSON-RPC node {what}: nothing drawn (blockhash {x['stored_blockhash']}), job {x['status']} after {x['waited_s']} s: {x['error']}")
+
+
+def secrets(a, tmp: Path) -> None:
+    f = sv.secrets(tmp / "secrets")
+    print(f"secrets: the signing key and the epoch secret searched for (hex, either case, and raw bytes) in {f['artefacts']} artefacts of a full "
+          f"run (serve output, every HTTP answer, a dump of the database, {f['files']} files of the data folder) before reveal: "
+          f"{len(f['hits'])} hits {f['hits']}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=20, help="kill -9 runs")
+    ap.add_argument("--flood", type=int, default=100_000, help="rejected requests")
+    ap.add_argument("--distinct", type=int, default=1000)
+    ap.add_argument("--concurrent", type=int, default=100)
+    ap.add_argument("--slow", type=int, default=50)
+    ap.add_argument("--only", choices=["load", "faults", "secrets"], action="append", help="run only these parts")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        for name, fn in (("load", load), ("faults", faults), ("secrets", secrets)):
+            if not a.only or name in a.only: fn(a, Path(d))

@@ -1,0 +1,161 @@
+"""The malformed inputs tried on every `coretex` subcommand and HTTP endpoint (issue 14), as data.
+
+`tests/test_bad_input.py` runs each case; `python tests/bad_input_cases.py > docs/bad-input.md` writes the
+table of cases for the docs from the same tuples (a test checks the file is current).
+"""
+from collections import namedtuple
+
+Cli = namedtuple("Cli", "name argv rc says")            # {token}s in argv are files made by the test
+Http = namedtuple("Http", "name method path body status code")   # body: bytes, or "raw:" bytes sent as is on a socket
+
+FILES = {                                                # token -> (what it is, bytes or None for a folder)
+    "genesis": ("the all-zero state, raw", bytes(32768)),
+    "short": ("a truncated state: 100 bytes", b"\x01" * 100),
+    "nonutf8": ("bytes that are not UTF-8", b"\xff\xfe\xfa" * 40 + b"\n"),
+    "hexbad": ("65,536 characters of non-hex text", b"zz" * 32768),
+    "dir": ("an empty folder", None),
+    "empty": ("an empty file", b""),
+    "wrongshape": ("JSON of the wrong shape: [1, 2]", b"[1, 2]"),
+    "gzbad": ("a .gz file that is not gzip", b"not gzip"),
+    "deep": ("one JSON line nested 100,000 deep", b"[" * 100_000 + b"]" * 100_000 + b"\n"),
+    "nan": ("a response with response_time_ms NaN", b'{"miner": "a", "text": "x", "response_time_ms": NaN}\n'),
+    "inf": ("a response with confidence Infinity", b'{"miner": "a", "text": "x", "confidence": Infinity}\n'),
+    "wrongtype": ("a response whose text is a number", b'{"miner": "a", "text": 5}\n'),
+    "booltime": ("a response whose time is true", b'{"miner": "a", "text": "x", "response_time_ms": true}\n'),
+    "array": ("a JSON line that is an array", b"[1, 2]\n"),
+    "ok": ("one valid response", b'{"miner": "a", "text": "Ice floats.", "response_time_ms": 10}\n'),
+    "keybad": ("a key file that is not hex", b"not a key\n"),
+    "trunc": ("a truncated report", b'{"report": {"epochId": 1, '),
+    "unsigned": ("a JSON object that is not a signed report", b"{}"),
+}
+
+H = "0x" + "11" * 32
+SEEDS = ["seeds", "--epoch-secret", H, "--blockhash", H, "--patch-hash", H, "--parent-root", H, "--corpus-root", H, "--bundle-hash", H]
+def seeds(**kw):
+    "SEEDS with some arguments replaced (keys with _ for -)."
+    out = list(SEEDS) + ["--epoch-id", "1"]
+    for k, v in kw.items(): out[out.index("--" + k.replace("_", "-")) + 1] = v
+    return out
+EVAL = ["evaluate", "--state", "{genesis}", "--patch", "ff01", "--blockhash", H]
+
+CLI = [
+    Cli("state-root /dev/zero (endless)", ["state-root", "/dev/zero"], 2, "over 131136 bytes"),
+    Cli("state-root missing file", ["state-root", "{dir}/missing"], 2, "cannot read state"),
+    Cli("state-root truncated file", ["state-root", "{short}"], 2, "neither 32768 raw bytes"),
+    Cli("state-root non-UTF-8 file", ["state-root", "{nonutf8}"], 2, "neither 32768 raw bytes"),
+    Cli("state-root bad hex", ["state-root", "{hexbad}"], 2, "not hex"),
+    Cli("state-root a folder", ["state-root", "{dir}"], 2, "Is a directory"),
+    Cli("patch-apply bad hex", ["patch-apply", "{genesis}", "zz"], 1, '"code": "DECODE"'),
+    Cli("patch-apply wrong length", ["patch-apply", "{genesis}", "ff01"], 1, '"code": "DECODE"'),
+    Cli("patch-apply truncated state", ["patch-apply", "{short}", "ff01"], 2, "state"),
+    Cli("seeds bad hex", seeds(blockhash="0xzz"), 2, "--blockhash: not hex"),
+    Cli("seeds wrong length", seeds(parent_root="0x1234"), 2, "--parent-root: expected 32 bytes, got 2"),
+    Cli("seeds --epoch-id 2^70", seeds(epoch_id=str(2**70)), 2, "not a u64"),
+    Cli("seeds --epoch-id not a number", seeds(epoch_id="one"), 2, "--epoch-id: not an integer"),
+    Cli("seeds zero blockhash", seeds(blockhash="0x" + "00" * 32), 2, "blockhash is zero"),
+    Cli("evaluate --corpus empty file", EVAL + ["--corpus", "{empty}"], 2, "--corpus"),
+    Cli("evaluate --corpus wrong shape", EVAL + ["--corpus", "{wrongshape}"], 2, "expected a JSON object with an 'events' list"),
+    Cli("evaluate --corpus not UTF-8", EVAL + ["--corpus", "{nonutf8}"], 2, "not JSON"),
+    Cli("evaluate --corpus bad gzip", EVAL + ["--corpus", "{gzbad}"], 2, "--corpus"),
+    Cli("evaluate --reranker empty folder", EVAL + ["--reranker", "{dir}"], 2, "--reranker"),
+    Cli("evaluate truncated --state", ["evaluate", "--state", "{short}", "--patch", "ff01", "--blockhash", H], 2, "state"),
+    Cli("evaluate bad --blockhash", ["evaluate", "--state", "{genesis}", "--patch", "ff01", "--blockhash", "zz"], 2, "--blockhash"),
+    Cli("consensus 100,000-deep nesting", ["consensus", "{deep}"], 2, "nested too deeply"),
+    Cli("consensus --out a file", ["consensus", "{ok}", "--out", "{ok}"], 2, "exists and is not a folder"),
+    Cli("consensus NaN", ["consensus", "{nan}"], 2, "NaN is not JSON"),
+    Cli("consensus Infinity", ["consensus", "{inf}"], 2, "Infinity is not JSON"),
+    Cli("consensus text of the wrong type", ["consensus", "{wrongtype}"], 2, "text must be a string"),
+    Cli("consensus time true", ["consensus", "{booltime}"], 2, "response_time_ms must be a finite number"),
+    Cli("consensus a line that is not an object", ["consensus", "{array}"], 2, "expected a JSON object"),
+    Cli("consensus non-UTF-8 file", ["consensus", "{nonutf8}"], 2, "not JSON"),
+    Cli("consensus missing file", ["consensus", "{dir}/missing.jsonl"], 2, "cannot read"),
+    Cli("consensus --narrator-url notaurl", ["consensus", "{ok}", "--narrator-url", "notaurl"], 2, "not an http(s) URL"),
+    Cli("consensus --mongodb-uri http://x", ["consensus", "{ok}", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
+    Cli("weights --since 1000000d", ["weights", "--since", "1000000d"], 2, "longer than 3650 days"),
+    Cli("weights --since 24x", ["weights", "--since", "24x"], 2, "expected a number and a unit"),
+    Cli("weights --alpha nan", ["weights", "--alpha", "nan"], 2, "not a number in (0, 1]"),
+    Cli("weights --alpha 2", ["weights", "--alpha", "2"], 2, "not a number in (0, 1]"),
+    Cli("weights --mongodb-uri http://x", ["weights", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
+    Cli("consensus-service --interval soon", ["consensus-service", "--interval", "soon"], 2, "expected a number and a unit"),
+    Cli("consensus-service --alpha 0", ["consensus-service", "--alpha", "0"], 2, "not a number in (0, 1]"),
+    Cli("coordinator reveal --epoch 2^70", ["coordinator", "reveal", "--epoch", str(2**70)], 2, "outside 0..9223372036854775807"),
+    Cli("coordinator reveal --epoch 1.5", ["coordinator", "reveal", "--epoch", "1.5"], 2, "not an integer"),
+    Cli("coordinator reveal of no epoch", ["coordinator", "reveal", "--epoch", "99"], 2, "no such epoch"),
+    Cli("coordinator work --key-file a folder", ["coordinator", "work", "--once", "--key-file", "{dir}"], 2, "Is a directory"),
+    Cli("coordinator work --key-file not hex", ["coordinator", "work", "--once", "--key-file", "{keybad}"], 2, "--key-file"),
+    Cli("coordinator work --rpc notaurl", ["coordinator", "work", "--rpc", "notaurl"], 2, "not an http(s) URL"),
+    Cli("coordinator work --rpc nothing listening", ["coordinator", "work", "--rpc", "http://127.0.0.1:1"], 2, "cannot reach the JSON-RPC node"),
+    Cli("coordinator serve --port -1", ["coordinator", "serve", "--port", "-1"], 2, "outside 0..65535"),
+    Cli("coordinator serve --port 99999", ["coordinator", "serve", "--port", "99999"], 2, "outside 0..65535"),
+    Cli("coordinator serve --epoch -1", ["coordinator", "serve", "--epoch", "-1"], 2, "outside 0..9223372036854775807"),
+    Cli("coordinator serve --confirmations -1", ["coordinator", "serve", "--confirmations", "-1"], 2, "outside 0..1000"),
+    Cli("coordinator serve --rate 0", ["coordinator", "serve", "--rate", "0"], 2, "outside 1..1000000"),
+    Cli("coordinator serve truncated --state", ["coordinator", "serve", "--state", "{short}"], 2, "--state"),
+    Cli("coordinator serve --mongodb-uri http://x", ["coordinator", "serve", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
+    Cli("replay 100,000-deep report", ["replay", "{deep}"], 2, "cannot read report"),
+    Cli("replay non-UTF-8 report", ["replay", "{nonutf8}"], 2, "cannot read report"),
+    Cli("replay truncated report", ["replay", "{trunc}"], 2, "cannot read report"),
+    Cli("replay an object that is not a report", ["replay", "{unsigned}"], 2, "is not a signed eval report"),
+    Cli("beliefs eval --mongodb-uri http://x", ["beliefs", "eval", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
+    Cli("beliefs eval --backend nope", ["beliefs", "eval", "--backend", "nope"], 2, "invalid choice"),
+]
+
+M = "0x" + "42" * 20
+def submission(**kw) -> bytes:
+    "A POST body: a valid submission to epoch 1 with some fields replaced by raw JSON text."
+    f = {"miner": f'"{M}"', "patch": '"{patch}"', "epochId": "1", **kw}
+    return ("{" + ", ".join(f'"{k}": {v}' for k, v in f.items()) + "}").encode()
+
+HTTP = [
+    Http("body announced as 1 GB", "RAW", "POST /v1/patches",
+         b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n" + b"x" * 1000, 413, "request_entity_too_large"),
+    Http("body of 200 KiB", "POST", "/v1/patches", b"x" * 200 * 1024, 413, "request_entity_too_large"),
+    Http("body of 16 KiB + 1", "POST", "/v1/patches", b"x" * (16 * 1024 + 1), 413, "request_entity_too_large"),
+    Http("a patch of 100,000 hex characters", "POST", "/v1/patches", submission(patch='"' + "ab" * 50_000 + '"'), 413, "request_entity_too_large"),
+    Http("body not UTF-8", "POST", "/v1/patches", b"\xff\xfe{}", 400, "bad_json"),
+    Http("body nested 8,000 deep", "POST", "/v1/patches", b"[" * 8000 + b"]" * 8000, 400, "bad_json"),
+    Http("body not JSON", "POST", "/v1/patches", b"{miner:", 400, "bad_json"),
+    Http("body a JSON array", "POST", "/v1/patches", b"[]", 400, "bad_json"),
+    Http("epochId NaN", "POST", "/v1/patches", submission(epochId="NaN"), 400, "bad_json"),
+    Http("epochId Infinity", "POST", "/v1/patches", submission(epochId="Infinity"), 400, "bad_json"),
+    Http("epochId 1e400", "POST", "/v1/patches", submission(epochId="1e400"), 400, "bad_epoch"),
+    Http("epochId 2^63", "POST", "/v1/patches", submission(epochId=str(2**63)), 400, "bad_epoch"),
+    Http("epochId 1.9", "POST", "/v1/patches", submission(epochId="1.9"), 400, "bad_epoch"),
+    Http('epochId "1"', "POST", "/v1/patches", submission(epochId='"1"'), 400, "bad_epoch"),
+    Http("epochId true", "POST", "/v1/patches", submission(epochId="true"), 400, "bad_epoch"),
+    Http("epochId missing", "POST", "/v1/patches", b'{"miner": "%s", "patch": "{patch}"}' % M.encode(), 400, "bad_epoch"),
+    Http("miner padded with a space", "POST", "/v1/patches", submission(miner=f'" {M}"'), 400, "bad_miner"),
+    Http("miner of 19 bytes", "POST", "/v1/patches", submission(miner='"0x' + "42" * 19 + '"'), 400, "bad_miner"),
+    Http("miner a number", "POST", "/v1/patches", submission(miner="42"), 400, "bad_miner"),
+    Http("patch bad hex", "POST", "/v1/patches", submission(patch='"0xzz"'), 400, "malformed_hex"),
+    Http("patch of the wrong length", "POST", "/v1/patches", submission(patch='"ff01"'), 400, "wrong_size"),
+    Http("patch truncated", "POST", "/v1/patches", submission(patch='"{patch_truncated}"'), 400, "DECODE"),
+    Http("patch a number", "POST", "/v1/patches", submission(patch="7"), 400, "malformed_hex"),
+    Http("an epoch that is not open", "POST", "/v1/patches", submission(epochId="7"), 404, "unknown_epoch"),
+    Http("job id not UTF-8", "GET", "/v1/jobs/%ff%fe", None, 404, "unknown_job"),
+    Http("unknown result", "GET", "/v1/results/0x00", None, 404, "unknown_result"),
+    Http("unknown route", "GET", "/v1/nowhere", None, 404, "not_found"),
+    Http("wrong method", "DELETE", "/v1/patches", None, 405, "method_not_allowed"),
+    Http("malformed HTTP request", "RAW", "GARBAGE", b"GARBAGE\r\n\r\n", 400, "bad_request"),
+    Http("Content-Length not a number", "RAW", "POST /v1/patches", b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", 400, "bad_request"),
+]
+
+
+def markdown() -> str:
+    "The table of cases for the docs."
+    def cell(s) -> str: return str(s).replace("|", "\\|")
+    out = ["# Malformed input: what coretex answers", "",
+           "Generated from `tests/bad_input_cases.py` (the parameters of `tests/test_bad_input.py`) by",
+           "`python tests/bad_input_cases.py > docs/bad-input.md`. Every case: one line naming the input, the exit",
+           "status or HTTP status below, a JSON body for HTTP, no traceback, nothing written to the database.", "",
+           "## Command line", "", "| case | command | exit | the line says |", "|---|---|---|---|"]
+    short = lambda a: a if len(a) <= 30 else a[:27] + "..."
+    out += [f"| {cell(c.name)} | `{cell(' '.join(short(a) for a in c.argv))}` | {c.rc} | {cell(c.says)} |" for c in CLI]
+    out += ["", "Files named in braces:", ""] + [f"- `{{{k}}}`: {v[0]}" for k, v in FILES.items()]
+    out += ["", "## HTTP (`coretex coordinator serve`)", "", "| case | request | status | error |", "|---|---|---|---|"]
+    out += [f"| {cell(h.name)} | {h.method} {h.path} | {h.status} | `{h.code}` |" for h in HTTP]
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -1,0 +1,86 @@
+"""Every subcommand and HTTP endpoint with malformed input: one line naming the input, exit 2 (1 for a refused
+patch) or a JSON 4xx, no traceback, and nothing written to the database. The cases are data in
+`bad_input_cases.py`; `docs/bad-input.md` is generated from them and must be current."""
+import json, os, socket, subprocess, urllib.error, urllib.request
+from pathlib import Path
+import pytest
+from bad_input_cases import CLI, HTTP, FILES, markdown
+from coretex.layout import encode_relation
+from coretex.patch import make_patch
+from coretex.state import GENESIS, state_root
+from coretex.store import EmbeddedMongo, free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+LENS = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    "The files of the cases, a database server, and a snapshot function of everything stored in it."
+    import pymongo
+    tmp = tmp_path_factory.mktemp("bad")
+    files = {}
+    for k, (_, data) in FILES.items():
+        files[k] = tmp / k
+        if data is None: files[k].mkdir()
+        else: files[k].write_bytes(data)
+    with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri) as client:
+        def snapshot():   # documents per collection (an empty collection a read created holds no data)
+            counts = {(d, c): client[d][c].count_documents({}) for d in client.list_database_names() for c in client[d].list_collection_names()}
+            return {k: n for k, n in counts.items() if n}
+        env = {**os.environ, "CORETEX_MONGODB_URI": server.uri, "CORETEX_DATA": str(tmp / "data")}
+        for k in ("CORETEX_RPC_URL", "CORETEX_SIGNING_KEY", "CORETEX_NARRATOR_URL"): env.pop(k, None)
+        yield {"files": files, "snapshot": snapshot, "env": env, "uri": server.uri, "tmp": tmp}
+
+
+@pytest.mark.parametrize("case", CLI, ids=[c.name for c in CLI])
+def test_cli_refuses_malformed_input(world, case):
+    argv = [a.format(**world["files"]) for a in case.argv]
+    before = world["snapshot"]()
+    r = subprocess.run(["coretex", *argv], capture_output=True, text=True, env=world["env"], timeout=300, stdin=subprocess.DEVNULL)
+    said = r.stderr if case.rc == 2 else r.stdout
+    assert r.returncode == case.rc, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    assert "Traceback" not in r.stderr and said.count("\n") == 1 and case.says in said, said
+    assert world["snapshot"]() == before
+
+
+@pytest.fixture(scope="module")
+def served(world):
+    p = subprocess.Popen(["coretex", "coordinator", "serve", "--port", str(port := free_port()), "--rate", "1000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=world["env"])
+    lines = []
+    while not any("listening" in l for l in lines):
+        line = p.stdout.readline()
+        assert line, "".join(lines)
+        lines.append(line)
+    try: yield port
+    finally: p.terminate(); p.wait(20)
+
+
+def exchange(port, case) -> tuple:
+    "(status, JSON body) of one case sent over real HTTP (or a raw socket)."
+    if case.method == "RAW":
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(case.body)
+            data = b""
+            while chunk := s.recv(65536): data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        return int(head.split()[1]), json.loads(body)
+    body = case.body.replace(b"{patch}", LENS.encode()).replace(b"{patch_truncated}", LENS[:-2].encode()) if case.body else None
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{case.path}", body, {"Content-Type": "application/json"}, method=case.method)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r: return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e: return e.code, json.loads(e.read())
+
+
+@pytest.mark.parametrize("case", HTTP, ids=[h.name for h in HTTP])
+def test_http_refuses_malformed_input(world, served, case):
+    before = world["snapshot"]()
+    status, body = exchange(served, case)
+    assert (status, body["error"]) == (case.status, case.code), body
+    assert isinstance(body["message"], str) and "\n" not in body["message"] and "Traceback" not in body["message"]
+    assert world["snapshot"]() == before
+
+
+def test_the_docs_table_is_current():
+    assert (ROOT / "docs" / "bad-input.md").read_text() == markdown(), "run: python tests/bad_input_cases.py > docs/bad-input.md"
