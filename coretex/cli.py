@@ -86,7 +86,7 @@ def cmd_evaluate(args):
     except ValueError: raise CliError(f"--epoch-id: not an integer: {args.epoch_id!r}") from None
     try:
         corpus = load_corpus(args.corpus) if args.corpus else embedded_corpus()
-        rr = make_reranker(args.reranker, None) if args.reranker not in ("embedded",) else None
+        rr = make_reranker(args.reranker, None) if args.reranker != "embedded" else None
         ev = Evaluator(corpus, reranker=rr, progress=not args.json and sys.stderr.isatty() or args.progress, bundle_hash=bundle)
         rep = evaluate_patch(ev, parent, parse_patch_hex(args.patch), blockhash, secret, epoch)
     except PatchError as e:
@@ -342,7 +342,8 @@ def _demo_coordinator(say, ev, patch) -> None:
         env = coord.process(job["jobId"])
         r, sd = env["report"], env["report"]["seedDerivation"]
         say(f"target block {sd['targetBlock']} hash {sd['blockhash']} (read at head {chain.block_number()})")
-        say(f"verdict {r['outcome']}: gate {r['receipt']['gateDeltaPpm']:+d} ppm, confirm {r['receipt']['confirmDeltaPpm']:+d} ppm")
+        c = r["receipt"]["confirmDeltaPpm"]   # None when Gate was not accepted and Confirm never ran
+        say(f"verdict {r['outcome']}: gate {r['receipt']['gateDeltaPpm']:+d} ppm, " + (f"confirm {c:+d} ppm" if c is not None else "confirm not run"))
         say(f"evalReportHash {env['evalReportHash']}; EIP-712 receipt signed by {env['signedReceipt']['signer']}")
         again = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
         say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
