@@ -79,6 +79,11 @@ class EvalCache:
         return cls(LRU(first_stage), LRU(views), LRU(rankings), LRU(scores), LRU(cosines))
 
     @classmethod
+    def for_corpus(cls, n_docs: int, cosine_bytes: int = 1 << 30):
+        "Default sizes, with as many cosine rows (8 bytes per document) as fit in `cosine_bytes`, 8 to 65,536."
+        return cls.sized(cosines=min(65536, max(8, cosine_bytes // (8 * max(n_docs, 1)))))
+
+    @classmethod
     def none(cls): return cls.sized(1, 1, 1, 1, 1)
 
     def bind(self, context: bytes) -> "EvalCache":

@@ -147,7 +147,7 @@ class Evaluator:
         self.registry, self.generic = entity_registry(self.corpus)
         self.name_patterns = [(i, [name_pattern(n) for n in names]) for i, names, _ in self.registry]
         self.inverse = inverse_relations(self.corpus)
-        self.cache = (cache or EvalCache.sized()).bind(context_key(self.corpus.root, self.bundle_hash, self.profile, self.fs.embedder.name,
+        self.cache = (cache or EvalCache.for_corpus(len(self.corpus.doc_ids))).bind(context_key(self.corpus.root, self.bundle_hash, self.profile, self.fs.embedder.name,
                                                                    self.reranker.name))
         self.fs._cache = self.cache.first_stage   # stage-1 lists and query vectors go to the bounded store
         self._subjects = {}
