@@ -71,11 +71,11 @@ class EvaluatorSpec:
     bundle_hash: bytes|None = None
 
     def build(self) -> Evaluator:
-        from coretex.corpus import load_corpus
+        from coretex.cache import open_corpus
         from coretex.evaluate import embedded_corpus
         from coretex.cli import make_reranker
         rr = make_reranker(self.reranker, None) if self.reranker != "embedded" else None   # embedded: the evaluator's own stage 1
-        return Evaluator(load_corpus(self.corpus) if self.corpus else embedded_corpus(), reranker=rr, bundle_hash=self.bundle_hash)
+        return Evaluator(open_corpus(self.corpus) if self.corpus else embedded_corpus(), reranker=rr, bundle_hash=self.bundle_hash)
 
 @dataclass(frozen=True)
 class JobResult:
