@@ -41,7 +41,7 @@ def embedded_corpus() -> Corpus:
     from importlib.resources import files, as_file
     with as_file(files("coretex.fixtures").joinpath("corpus-small.json.gz")) as p: return load_corpus(p)
 
-# %% ../nbs/08_evaluate.ipynb #55974d94
+# %% ../nbs/08_evaluate.ipynb #1c3a7d57
 @dataclass(frozen=True)
 class StateView:
     "What routing reads from one state, resolved against the corpus."
@@ -68,7 +68,7 @@ def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
         else: cur[e] = True
     return frozenset(cur), frozenset(stale)
 
-# %% ../nbs/08_evaluate.ipynb #add4fe2a
+# %% ../nbs/08_evaluate.ipynb #10d257fc
 def decode_temporal_records(words):
     "Temporal records that decode on their own (RB decodeTemporal), before any cross-region check."
     def one(r, w):
@@ -89,7 +89,7 @@ def structural_validity(words, sub) -> float:
     failures = sub.failures - folded.failures + own.failures + len(own.items) - len(cross_checked(own.items, sub.slots))
     return 1.0 if attempts <= 0 else max(0.0, 1 - failures / attempts)
 
-# %% ../nbs/08_evaluate.ipynb #c86099f2
+# %% ../nbs/08_evaluate.ipynb #c0e79f2f
 def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
     "Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus."
     sub = decode_substrate(words, pipeline)
@@ -103,7 +103,7 @@ def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
     return StateView(anchors, frozenset(s for s, m in live.items() if m.policy_anchor), {s: m.family for s, m in sub.slots.items()},
                      cur, stale, tuple(sub.lenses), sub.atoms, structural_validity(words, sub), answer_slots)
 
-# %% ../nbs/08_evaluate.ipynb #0d56cb72
+# %% ../nbs/08_evaluate.ipynb #a6eba4d4
 def entity_registry(corpus: Corpus) -> tuple:
     "((id, names) per entity, generic ids): the reference's public policy entity registry."
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
@@ -132,7 +132,7 @@ def default_embedder(corpus: Corpus):
     name = (corpus.bi_encoder or {}).get("modelId")
     return DeterministicEmbedder() if name == DETERMINISTIC_EMBEDDER else Embedder(name)
 
-# %% ../nbs/08_evaluate.ipynb #84be795c
+# %% ../nbs/08_evaluate.ipynb #c96d48c4
 class Evaluator:
     "Scores states on hidden packs of one corpus under one profile, embedder and reranker."
     def __init__(self, corpus: Corpus|None = None, profile: Profile|None = None, embedder=None, reranker=None,
@@ -175,7 +175,7 @@ class Evaluator:
             for k, s in zip(todo, self.reranker.score(query, list(todo.values()))): got[k] = self.cache.scores[k] = float(s)
         return np.array([got[k] for k in keys], np.float64)
 
-# %% ../nbs/08_evaluate.ipynb #cbac4b59
+# %% ../nbs/08_evaluate.ipynb #f6d8d3e1
 class EvaluationError(ValueError):
     "A query or state the evaluator cannot score as the reference would."
 
@@ -204,7 +204,7 @@ def stage1_pool(ev: Evaluator, q: dict) -> tuple:
     ids, owner = ev.corpus.doc_ids, ev.corpus.doc_event
     return idx, Pool((ids[i], Candidate(ids[i], owner[ids[i]], ["stage1"])) for i in idx)
 
-# %% ../nbs/08_evaluate.ipynb #aef1d768
+# %% ../nbs/08_evaluate.ipynb #a3f9b98f
 def name_in(text: str, name: str) -> bool: return name_pattern(name).search(text) is not None
 
 def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
@@ -215,7 +215,7 @@ def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
     hit = [i for i, pats in ev.name_patterns if i not in ev.generic and any(p.search(text) for p in pats)]
     return frozenset(hit) if 0 < len(hit) <= fanout else frozenset()
 
-# %% ../nbs/08_evaluate.ipynb #804c9105
+# %% ../nbs/08_evaluate.ipynb #c15d5fd6
 _ROLES1 = ("pastry chef|chef|accountant|engineer|teacher|nurse|doctor|lawyer|attorney|illustrator|biologist|artist|writer|baker|"
            "barista|dentist|pilot|plumber|painter|architect|designer|analyst|scientist|professor|musician|photographer|electrician|"
            "carpenter|mechanic|chemist|surgeon|therapist|consultant|developer|programmer|administrator|technician|researcher|"
@@ -253,7 +253,7 @@ def conflict_intent(text: str, names: set) -> bool:
     m = re.match(r"for\s+([^,]+),", (text or "").lower())
     return bool(m) and m.group(1).strip() not in names
 
-# %% ../nbs/08_evaluate.ipynb #fbf5afbe
+# %% ../nbs/08_evaluate.ipynb #40c9587f
 @dataclass
 class QueryContext:
     ev: Evaluator
@@ -287,7 +287,7 @@ def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
     if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
     return QueryContext(ev, view, q, idx, pool, ev._subjects[key], intents, life)
 
-# %% ../nbs/08_evaluate.ipynb #37c68a28
+# %% ../nbs/08_evaluate.ipynb #7380ae05
 SCOPE_KEYS = ("projectId", "sessionId", "topicId", "taskId", "userScopeId")
 
 def public_scope(q: dict) -> dict|None:
@@ -308,7 +308,7 @@ def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) 
         if td["id"] in ctx.corpus.doc_index: ctx.pool.admit(td["id"], event_id, source); out.append(td["id"])
     return out
 
-# %% ../nbs/08_evaluate.ipynb #32934257
+# %% ../nbs/08_evaluate.ipynb #18c63715
 def _atom_anchor_events(ctx: QueryContext, lo: int, hi: int):
     "Memory events of policy-anchor slots lo..hi-1 (multi_hop_relation family) sharing a subject with the query."
     for s in sorted(x for x in ctx.view.policy_anchors if lo <= x < hi and ctx.view.slot_family.get(x) == "multi_hop_relation"):
@@ -352,7 +352,7 @@ def admit_scope_atoms(ctx: QueryContext) -> None:
         docs = admit_event_truths(ctx, e, "scopeAtom", left)
         ctx.scope_docs.update(dict.fromkeys(docs)); left -= len(docs)
 
-# %% ../nbs/08_evaluate.ipynb #ec03283d
+# %% ../nbs/08_evaluate.ipynb #d8c1ca70
 NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
 
 def evidence_atoms(ctx: QueryContext) -> list:
@@ -389,7 +389,7 @@ def _admit_atom(ctx: QueryContext, a, conflict: bool, noise: bool) -> None:
         for r in rels:
             if r["other_id"] in ctx.corpus.by_id: admit_event_truths(ctx, r["other_id"], "policyAdmitted", 1 << 30)
 
-# %% ../nbs/08_evaluate.ipynb #0f254204
+# %% ../nbs/08_evaluate.ipynb #740cddec
 def active_lenses(ctx: QueryContext) -> dict:
     "edge type -> weight of the heaviest lens the query's intent admits."
     out = {}
@@ -416,7 +416,7 @@ def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
 def _peer(ctx: QueryContext, a: str, b: str) -> None:
     ctx.lens_peers.setdefault(a, {})[b] = True; ctx.lens_peers.setdefault(b, {})[a] = True
 
-# %% ../nbs/08_evaluate.ipynb #7002ba4c
+# %% ../nbs/08_evaluate.ipynb #06880b1f
 def lens_directions(ctx: QueryContext, event_id: str) -> tuple:
     "[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal)."
     fwd = [(r["other_id"], r["edgeType"]) for r in ctx.corpus.by_id[event_id].get("relations") or ()]
@@ -443,7 +443,7 @@ def category_lens_bfs(ctx: QueryContext) -> None:
                     if added >= budget: break
         frontier = nxt
 
-# %% ../nbs/08_evaluate.ipynb #1d3d7e6e
+# %% ../nbs/08_evaluate.ipynb #48602be5
 def is_temporal_query(q: dict) -> bool:
     return q["family"] == "temporal" or (q.get("publicIntent") or {}).get("atom") == "validity_atom"
 
@@ -466,7 +466,7 @@ def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
     lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.q) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
 
-# %% ../nbs/08_evaluate.ipynb #612a9541
+# %% ../nbs/08_evaluate.ipynb #c4767dbd
 @dataclass
 class Candidates:
     "The pool as arrays, sorted by (pre-rank desc, doc id asc)."
@@ -499,7 +499,7 @@ def candidates(ctx: QueryContext) -> Candidates:
     o = np.lexsort((idx, -pre))
     return Candidates([docs[i] for i in o], [ctx.pool[docs[i]].event for i in o], idx[o], bicos[o], lens[o], t[o], pre[o], fin[o])
 
-# %% ../nbs/08_evaluate.ipynb #79ba2490
+# %% ../nbs/08_evaluate.ipynb #d99b7ee2
 FORCED = {"anchorBFS", "policyAdmitted", "entityResolution", "scopeAtom", "temporalRecord", "temporalMotif", "conflictMotif", "evidenceMotif"}
 
 def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
@@ -510,7 +510,7 @@ def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
     fs = set(forced)
     return forced + [i for i in range(len(c.docs)) if i not in fs][:cap - len(forced)]
 
-# %% ../nbs/08_evaluate.ipynb #1fb5292d
+# %% ../nbs/08_evaluate.ipynb #0514b396
 def memory_ir_header(ir: dict) -> str|None:
     "The shared Memory-IR header of an IR record, or None if it says nothing."
     parts = [f"lifecycle={ir['lifecycle']}"] if ir.get("lifecycle", "none") != "none" else []
@@ -533,7 +533,7 @@ def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
         ir["scope_match"] = scope_matches(ev.get("scope"), scope)
     return ir or None
 
-# %% ../nbs/08_evaluate.ipynb #5e5e8edb
+# %% ../nbs/08_evaluate.ipynb #4a326474
 def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
     "(event -> its highest-cosine candidate's text, event -> its first candidate's cosine)."
     best, first = {}, {}
@@ -555,7 +555,7 @@ def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
         if pe in best and first[pe] > cos: bridge, cos = best[pe], first[pe]
     return f"Bridge evidence:\n{bridge}\nCandidate answer:\n{text}" if bridge else text
 
-# %% ../nbs/08_evaluate.ipynb #ad51e4f4
+# %% ../nbs/08_evaluate.ipynb #cfefbef9
 def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.ndarray:
     "Effective reranker scores after score inheritance along lens-peer events."
     alpha = ctx.p.category_lens_score_inheritance
@@ -569,7 +569,7 @@ def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.nda
         if alpha * peer > rr[i]: out[i] = alpha * peer
     return out
 
-# %% ../nbs/08_evaluate.ipynb #98e79fba
+# %% ../nbs/08_evaluate.ipynb #d65d356c
 def _bump(bonus: dict, docs, delta: float) -> None:
     for d in docs: bonus[d] = bonus.get(d, 0.0) + delta
 
@@ -593,7 +593,7 @@ def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
         out.update(dict.fromkeys(local.get(anchor, ())))
     return out
 
-# %% ../nbs/08_evaluate.ipynb #41083b5f
+# %% ../nbs/08_evaluate.ipynb #e0d02314
 def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> tuple:
     "(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms."
     bonus, traces, p = {}, [], ctx.p
@@ -629,7 +629,7 @@ def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) ->
         if any(v and (ev.get("scope") or {}).get(k) not in (None, v) for k, v in (scope or {}).items()): out.append(d)
     _bump(bonus, out, -beta * unit)
 
-# %% ../nbs/08_evaluate.ipynb #4baa54ec
+# %% ../nbs/08_evaluate.ipynb #43f708c1
 def abstains(ctx: QueryContext, cap_scores: np.ndarray) -> bool:
     "The first missing_evidence abstain atom whose conditions hold decides to abstain."
     p, atoms = ctx.p, ctx.view.atoms.get("abstention", ())
@@ -640,7 +640,7 @@ def abstains(ctx: QueryContext, cap_scores: np.ndarray) -> bool:
     confident_enough = (thr is None or s[0] < thr) and (mthr is None or s[0] - s[1] < mthr)
     return any(a.selector == "missing_evidence" and (not a.flags & REQUIRE_NO_EVIDENCE_PATH or not evidence) and confident_enough for a in atoms)
 
-# %% ../nbs/08_evaluate.ipynb #c244e85f
+# %% ../nbs/08_evaluate.ipynb #af9ea01d
 TOP_KEPT = 20   # the final order is kept to its top 20 (nDCG reads 10; the vectors record 20)
 
 @dataclass(frozen=True)
@@ -663,7 +663,7 @@ def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
     category_lens_bfs(ctx)
     return ctx
 
-# %% ../nbs/08_evaluate.ipynb #cc1fb1ee
+# %% ../nbs/08_evaluate.ipynb #b29b5595
 def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
     "Route, cap, render, rerank and order one query on one state."
     ctx = route(ev, view, q)
@@ -683,7 +683,7 @@ def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
     top = tuple((c.docs[i], rr[i], final[i], tuple(ctx.pool[c.docs[i]].sources)) for i in o[:TOP_KEPT])
     return Ranking(cap_rows, top, abstained, tuple(traces) + (("abstention:abstain",) if abstained else ()))
 
-# %% ../nbs/08_evaluate.ipynb #f81b641f
+# %% ../nbs/08_evaluate.ipynb #25e35156
 def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryMetrics:
     "The reference's per-query breakdown of one ranking."
     k, truths = ev.profile.reranker_top_k, q["truthDocuments"]
@@ -707,7 +707,7 @@ def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryM
 def _r5_abstention(ev: Evaluator, view: StateView) -> bool:
     return ev.pipeline == "r5" and ev.profile.enable_abstention_atoms and bool(view.atoms.get("abstention"))
 
-# %% ../nbs/08_evaluate.ipynb #29d1d7f0
+# %% ../nbs/08_evaluate.ipynb #dbf329ed
 def ranked(ev: Evaluator, words, q: dict) -> tuple:
     "(view, ranking) of a query on a state, cached per (state, query)."
     key, view = ev.keyed_view(words)
@@ -726,7 +726,7 @@ def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore
         per.append(query_metrics(ev, view, q, r))
     return state_score(per, ev.view(words).structural_validity, ev.profile.weights)
 
-# %% ../nbs/08_evaluate.ipynb #b915a7d5
+# %% ../nbs/08_evaluate.ipynb #43e32e08
 @dataclass(frozen=True)
 class PackReport:
     "One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance."
@@ -760,7 +760,7 @@ class EvalReport:
                 "confirm": self.confirm.to_json() if self.confirm else None, "parent_root": to_hex(self.parent_root),
                 "child_root": to_hex(self.child_root), "patch_hash": to_hex(self.patch_hash)}
 
-# %% ../nbs/08_evaluate.ipynb #879362d3
+# %% ../nbs/08_evaluate.ipynb #e194b40c
 def seed_inputs_for(ev: Evaluator, epoch_secret: bytes, blockhash: bytes, epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
     "The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash."
     return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
@@ -775,7 +775,7 @@ def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackRep
     return PackReport(which, seed, tuple(e["id"] for e in pack), before.components, after.components, before.ppm, after.ppm,
                       delta_ppm(before, after), ok, why)
 
-# %% ../nbs/08_evaluate.ipynb #7f549432
+# %% ../nbs/08_evaluate.ipynb #4ac7fde9
 def evaluate_patch(ev: Evaluator, parent, patch: bytes, blockhash: bytes, epoch_secret: bytes = bytes(32), epoch_id: int = 0) -> EvalReport:
     "Gate then (if Gate is accepted) Confirm on a patch: the typed verdict."
     levels = merkle_levels(parent)

@@ -193,6 +193,7 @@ def _refuse_unsupported(raw: dict) -> None:
     if raw.get("enableAspectConstraintAtoms") and raw.get("policyAspectIntentAdmission") and raw.get("policyAspectBoost", 0) > 0:
         raise ProfileError("the aspect_constraint boost is not implemented by coretex")
     if raw.get("rerankerMemoryIRFormat", "off") != "off": raise ProfileError("rerankerMemoryIRFormat F2 is not implemented by coretex")
+    if not str(raw.get("pipelineVersion", "")).endswith("policy-r5"): raise ProfileError("only the r5 pipeline is implemented (r4 retrieval-key lenses are not)")
 
 def _check_weights(raw: dict) -> Components:
     try: w = Components.from_weights(raw["compositeWeights"])

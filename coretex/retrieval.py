@@ -10,7 +10,7 @@ __all__ = ['DEFAULT_EMBEDDER', 'DETERMINISTIC_EMBEDDER', 'default_embedder_path'
            'add_normalised', 'FirstStage']
 
 # %% ../nbs/06_retrieval.ipynb #4cc0d76a
-import hashlib, math, os, re
+import hashlib, math, os, re, struct
 from collections import Counter
 from pathlib import Path
 import numpy as np
@@ -61,7 +61,7 @@ class DeterministicEmbedder:
 def quantize(v: np.ndarray) -> str:
     "The int8 stored form of a vector: float32 big-endian scale max|v|/127, then round(v / scale) as signed bytes."
     scale = np.float32(max(float(np.abs(v).max()), 1e-12) / 127)
-    return scale.astype(">f4").tobytes().hex() + np.clip(np.rint(v / scale), -127, 127).astype(np.int8).tobytes().hex()
+    return struct.pack(">f", scale).hex() + np.clip(np.rint(v / scale), -127, 127).astype(np.int8).tobytes().hex()
 
 def embed_corpus(corpus, embedder):
     "The corpus with every event's embeddings stored in the production format, and the model pinned."
