@@ -12,11 +12,11 @@ __all__ = ['SCOPE_KEYS', 'NOISE_WORDS', 'FORCED', 'TOP_KEPT', 'embedded_corpus',
            'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context', 'public_scope', 'scope_matches',
            'admit_event_truths', 'is_memory_event', 'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms',
            'evidence_atoms', 'noise_intent', 'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions',
-           'category_lens_bfs', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus', 'Candidates',
-           'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir', 'bridge_texts', 'rendered_text',
-           'inherited_scores', 'atom_fires', 'evidence_targets', 'policy_bonuses', 'scope_bonuses', 'abstains',
-           'Ranking', 'route', 'rank_query', 'query_metrics', 'ranked', 'score_state', 'PackReport', 'EvalReport',
-           'seed_inputs_for', 'run_pack', 'evaluate_patch', 'render_report']
+           'category_lens_bfs', 'validity_query', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus',
+           'admit_validity_records', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir',
+           'bridge_texts', 'rendered_text', 'inherited_scores', 'atom_fires', 'evidence_targets', 'policy_bonuses',
+           'scope_bonuses', 'abstains', 'Ranking', 'route', 'rank_query', 'query_metrics', 'ranked', 'score_state',
+           'PackReport', 'EvalReport', 'seed_inputs_for', 'run_pack', 'evaluate_patch', 'render_report']
 
 # %% ../nbs/08_evaluate.ipynb #7eba6825
 import math, re, sys
@@ -444,13 +444,15 @@ def category_lens_bfs(ctx: QueryContext) -> None:
         frontier = nxt
 
 # %% ../nbs/08_evaluate.ipynb #48602be5
-def is_temporal_query(q: dict) -> bool:
-    return q["family"] == "temporal" or (q.get("publicIntent") or {}).get("atom") == "validity_atom"
+def validity_query(ctx) -> bool:
+    return ctx.p.enable_validity_atoms and (ctx.q.get("publicIntent") or {}).get("atom") == "validity_atom"
+
+def is_temporal_query(ctx) -> bool: return ctx.q["family"] == "temporal" or validity_query(ctx)
 
 def record_applies(ctx: QueryContext, event_id: str) -> bool:
     "A temporal record on this event reaches this query (subject/attribute gate for validity events)."
     val = ctx.corpus.by_id[event_id].get("validity") if event_id in ctx.corpus.by_id else None
-    if not is_temporal_query(ctx.q) or not val: return is_temporal_query(ctx.q)
+    if not is_temporal_query(ctx) or not val: return is_temporal_query(ctx)
     intent = ctx.q.get("publicIntent") or {}
     subject, attr = intent.get("subjectEntityId") or ctx.q.get("subjectEntityId"), intent.get("attribute")
     return bool(subject and attr) and val.get("subjectEntityId") == subject and val.get("attribute") == attr
@@ -463,8 +465,19 @@ def lifecycle(ctx: QueryContext, event_id: str) -> str:
     return "none"
 
 def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
-    lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.q) else "none"
+    lc = lifecycle(ctx, event_id) if is_temporal_query(ctx) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
+
+# %% ../nbs/08_evaluate.ipynb #d7ae7799
+def admit_validity_records(ctx: QueryContext) -> None:
+    "validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute."
+    if not validity_query(ctx): return
+    left = 4
+    for e in sorted(list(ctx.view.current_events) + list(ctx.view.stale_events)):
+        if left <= 0: break
+        ev = ctx.corpus.by_id.get(e)
+        if not record_applies(ctx, e) or not ev or not ev.get("validity") or not is_memory_event(e): continue
+        left -= len(admit_event_truths(ctx, e, "temporalRecord", left))
 
 # %% ../nbs/08_evaluate.ipynb #c4767dbd
 @dataclass
@@ -489,7 +502,7 @@ def candidates(ctx: QueryContext) -> Candidates:
     fin_scale = p.category_lens_final_bonus_weight if p.category_lens_final_bonus_weight is not None else adm_scale
     on = 1.0 if p.category_lens_bonus_enabled else 0.0
     per_event = {}
-    if is_temporal_query(ctx.q) and (ctx.view.current_events or ctx.view.stale_events):
+    if is_temporal_query(ctx) and (ctx.view.current_events or ctx.view.stale_events):
         per_event = {e: temporal_bonus(ctx, e) for e in ctx.view.current_events | ctx.view.stale_events}
     t = np.array([per_event.get(ctx.pool[d].event, 0.0) for d in docs]) if per_event else np.zeros(len(docs))
     lens, zero = on * adm_scale * lw, np.zeros(len(docs))
@@ -661,6 +674,7 @@ def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
     if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
     admit_policy_anchors(ctx)
     category_lens_bfs(ctx)
+    admit_validity_records(ctx)
     return ctx
 
 # %% ../nbs/08_evaluate.ipynb #b29b5595

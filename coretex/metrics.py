@@ -140,6 +140,7 @@ class Profile:
     enable_abstention_atoms: bool = True
     enable_entity_resolution_atoms: bool = False
     enable_scope_atoms: bool = False
+    enable_validity_atoms: bool = True
     policy_max_budget_evidence: int|None = None
     policy_max_budget_conflict: int|None = None
     policy_max_budget_entity: int = 300
@@ -179,7 +180,7 @@ _CAMEL = {f: "".join(w.capitalize() if i else w for i, w in enumerate(f.split("_
     "lens_weight category_lens_bonus_enabled category_lens_bonus_weight category_lens_final_bonus_weight "
     "category_lens_score_inheritance category_lens_seed_top_k category_lens_hop_budget category_lens_evidence_bundle "
     "temporal_current_boost temporal_stale_suppression temporal_stale_contrast enable_evidence_bundle_atoms "
-    "enable_conflict_lifecycle_atoms enable_abstention_atoms enable_entity_resolution_atoms enable_scope_atoms "
+    "enable_conflict_lifecycle_atoms enable_abstention_atoms enable_entity_resolution_atoms enable_scope_atoms enable_validity_atoms "
     "policy_max_budget_evidence policy_max_budget_conflict policy_max_budget_entity policy_max_budget_scope "
     "policy_entity_max_docs policy_scope_max_docs policy_scope_max_suppress policy_query_conditioned_admission "
     "policy_relation_typed_admission policy_conflict_intent_admission policy_abstention_top1_threshold "
