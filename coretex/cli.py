@@ -7,9 +7,10 @@ Docs: https://coretex-dev.github.io/coretex/cli.html.md"""
 # %% auto #0
 __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'CliError', 'emit', 'hex32', 'CliParser', 'int_in', 'unit_float', 'url',
            'read_state_file', 'out_dir', 'check_corpus_file', 'cmd_state_root', 'patch_apply_result', 'cmd_patch_apply',
-           'cmd_seeds', 'make_reranker', 'cmd_evaluate', 'read_jsonl', 'parse_duration', 'cmd_consensus', 'cmd_weights',
-           'cmd_consensus_service', 'cmd_beliefs_eval', 'cmd_coordinator_work', 'cmd_coordinator_serve',
-           'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'cmd_docs', 'build_parser', 'main']
+           'cmd_seeds', 'make_reranker', 'cmd_evaluate', 'cmd_evaluate_batch', 'read_jsonl', 'parse_duration',
+           'cmd_consensus', 'cmd_weights', 'cmd_consensus_service', 'cmd_beliefs_eval', 'cmd_coordinator_work',
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'cmd_docs',
+           'build_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -165,6 +166,24 @@ def cmd_evaluate(args):
     except (SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
     if args.json: print(json.dumps(dict(rep.to_json(), reranker=ev.reranker.name), sort_keys=True, separators=(",", ":")))
     else: print(render_report(rep, ev.reranker.name))
+
+# %% ../nbs/09_cli.ipynb #c836c4f7
+def cmd_evaluate_batch(args):
+    "A queue of patches (PATCHES.jsonl, schema in 08c_batch), evaluated on Ray: one JSON line per patch, in input order."
+    from coretex.batch import BatchError, EvaluatorSpec, read_jobs, evaluate_sequential, evaluate_on_ray, ray_module
+    from coretex.seeds import SeedError, PackError
+    from coretex.rerank import RerankerUnavailable
+    from coretex.corpus import CorpusError
+    from coretex.evaluate import EvaluationError
+    if args.workers < 0: raise CliError(f"--workers {args.workers}: expected 0 (sequential, no Ray) or more")
+    bundle = hex32(args.bundle_hash, "--bundle-hash") if args.bundle_hash else None
+    show = sys.stderr.isatty() or args.progress
+    try:
+        if args.workers: ray_module()   # refuse before reading a long queue
+        jobs, spec = read_jobs(args.patches), EvaluatorSpec(args.corpus, args.reranker, bundle)
+        results = evaluate_on_ray(spec, jobs, args.workers, args.ray_address, progress=show) if args.workers else evaluate_sequential(spec, jobs, show)
+    except (BatchError, SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
+    for r in results: print(json.dumps(r.to_json(), sort_keys=True, separators=(",", ":")))
 
 # %% ../nbs/09_cli.ipynb #1ed55581
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
@@ -487,6 +506,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("evaluate-batch", help="evaluate a queue of patches in parallel on Ray; one JSON line each, in input order")
+    p.add_argument("patches", metavar="PATCHES.jsonl", help="one object per line: parent, patch, blockhash, epochSecret, epochId")
+    p.add_argument("--workers", type=int, default=2, help="Ray workers (default 2; 0: sequential in this process, no Ray)")
+    p.add_argument("--ray-address", help="a Ray cluster (ray://host:10001 or auto); default: a local Ray started in-process")
+    p.add_argument("--corpus", help="production-corpus JSON(.gz), at the same path on every node (default: the embedded corpus)")
+    p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
+    p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
+    p.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
+    p.set_defaults(func=cmd_evaluate_batch)
     p = sub.add_parser("consensus", help="score one challenge's responses: consensus, scores, emissions, heatmap")
     p.add_argument("responses", metavar="RESPONSES.jsonl")
     p.add_argument("--out", help="folder for the heatmap PNG (default: $CORETEX_DATA/reports, ~/.local/share/coretex/reports)")

@@ -33,6 +33,7 @@ from .seeds import SeedInputs, eval_seed, draw_pack, load_manifest
 from .corpus import load_corpus, Corpus
 from .retrieval import Embedder, DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage, BM25Index
 from .rerank import EmbeddedReranker
+from .cache import EvalCache, content_key, context_key, state_key
 from .metrics import (load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics,
                              StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum)
 
@@ -137,7 +138,7 @@ def default_embedder(corpus: Corpus):
 class Evaluator:
     "Scores states on hidden packs of one corpus under one profile, embedder and reranker."
     def __init__(self, corpus: Corpus|None = None, profile: Profile|None = None, embedder=None, reranker=None,
-                 progress: bool = False, bundle_hash: bytes|None = None):
+                 progress: bool = False, bundle_hash: bytes|None = None, cache: EvalCache|None = None):
         self.corpus = corpus or embedded_corpus()
         self.profile = profile or load_profile()
         self.pipeline, self.progress, p = self.profile.pipeline, progress, self.profile
@@ -148,29 +149,33 @@ class Evaluator:
         self.registry, self.generic = entity_registry(self.corpus)
         self.name_patterns = [(i, [name_pattern(n) for n in names]) for i, names, _ in self.registry]
         self.inverse = inverse_relations(self.corpus)
-        self._bicos, self._views, self._runs, self._rr, self._subjects, self._scopes = {}, {}, {}, {}, {}, None
+        self.cache = (cache or EvalCache.for_corpus(len(self.corpus.doc_ids))).bind(context_key(self.corpus.root, self.bundle_hash, self.profile, self.fs.embedder.name,
+                                                                   self.reranker.name))
+        self.fs._cache = self.cache.first_stage   # stage-1 lists and query vectors go to the bounded store
+        self._subjects, self._scopes = {}, None
 
     def bicos(self, q: dict) -> np.ndarray:
         "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
-        if q["id"] not in self._bicos:
+        def cosines():
             d, v = self.fs.doc_vecs.astype(np.float64), self.fs.event_vector(q).astype(np.float64)
             den = np.sqrt((d * d).sum(axis=1)) * math.sqrt(float(v @ v))
-            with np.errstate(invalid="ignore", divide="ignore"): self._bicos[q["id"]] = np.where(den > 0, (d @ v) / den, 0.0)
-        return self._bicos[q["id"]]
+            with np.errstate(invalid="ignore", divide="ignore"): return np.where(den > 0, (d @ v) / den, 0.0)
+        return self.cache.cosines.get_or(q["id"], cosines)
 
-    def view(self, words) -> StateView:
-        key = tuple(words)
-        if key not in self._views:
-            if len(self._views) > 4096: self._views.clear(); self._runs.clear()   # runs are keyed by view
-            self._views[key] = state_view(words, self.corpus, self.pipeline)
-        return self._views[key]
+    def keyed_view(self, words) -> tuple:
+        "(content key, view) of a state (cached per state)."
+        return self.cache.views.get_or(tuple(words), lambda: (state_key(words), state_view(words, self.corpus, self.pipeline)))
+
+    def view(self, words) -> StateView: return self.keyed_view(words)[1]
 
     def rerank(self, query: str, texts: list) -> np.ndarray:
-        "Reranker scores of (query, text) pairs, cached by pair."
-        todo = list(dict.fromkeys(t for t in texts if (query, t) not in self._rr))
+        "Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once."
+        keys = [content_key(query, t) for t in texts]
+        got = {k: self.cache.scores[k] for k in dict.fromkeys(keys) if k in self.cache.scores}
+        todo = {k: t for k, t in zip(keys, texts) if k not in got}
         if todo:
-            for t, s in zip(todo, self.reranker.score(query, todo)): self._rr[(query, t)] = float(s)
-        return np.array([self._rr[(query, t)] for t in texts], np.float64)
+            for k, s in zip(todo, self.reranker.score(query, list(todo.values()))): got[k] = self.cache.scores[k] = float(s)
+        return np.array([got[k] for k in keys], np.float64)
 
 # %% ../nbs/08_evaluate.ipynb #f6d8d3e1
 class EvaluationError(ValueError):
@@ -750,12 +755,8 @@ def _r5_abstention(ev: Evaluator, view: StateView) -> bool:
 # %% ../nbs/08_evaluate.ipynb #dbf329ed
 def ranked(ev: Evaluator, words, q: dict) -> tuple:
     "(view, ranking) of a query on a state, cached per (state, query)."
-    view = ev.view(words)
-    key = (id(view), q["id"])
-    if key not in ev._runs:
-        if len(ev._runs) > 500_000: ev._runs.clear()   # bound a long-running worker's memory
-        ev._runs[key] = rank_query(ev, view, q)
-    return view, ev._runs[key]
+    key, view = ev.keyed_view(words)
+    return view, ev.cache.rankings.get_or((key, q["id"]), lambda: rank_query(ev, view, q))
 
 def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore:
     "The composite of one state on one pack, with per-query scores."
