@@ -9,8 +9,8 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'CliError', 'emit', 'hex32', 'CliP
            'read_state_file', 'out_dir', 'check_corpus_file', 'cmd_state_root', 'patch_apply_result', 'cmd_patch_apply',
            'cmd_seeds', 'make_reranker', 'cmd_evaluate', 'cmd_evaluate_batch', 'read_jsonl', 'parse_duration',
            'cmd_consensus', 'cmd_weights', 'cmd_consensus_service', 'cmd_beliefs_eval', 'cmd_coordinator_work',
-           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'demo_patches', 'cmd_demo', 'cmd_docs',
-           'build_parser', 'main']
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_replay', 'cmd_demo', 'cmd_docs', 'build_parser',
+           'main']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -383,93 +383,9 @@ def cmd_replay(args):
 
 
 # %% ../nbs/09_cli.ipynb #3e7f6871
-def _demo_protocol(say) -> None:
-    from coretex.state import GENESIS, state_root
-    from coretex.patch import apply_patch, decode_patch
-    from coretex.layout import decode_substrate, fixture_text
-    from coretex.seeds import SeedInputs, seeds, load_manifest, bundle_hash
-    vectors = json.loads(fixture_text("state-root-vectors.json"))["vectors"]
-    words = GENESIS
-    say("== 1. The protocol: the two published transition patches, from the genesis state")
-    say(f"genesis state root      {to_hex(state_root(words))}")
-    for v in vectors[1:]:
-        data = from_hex(v["patchBytesHex"])
-        a = apply_patch(words, data)
-        say(f"patch '{v['name']}' writes cells {list(decode_patch(data).indices)} ({len(data)} bytes)")
-        say(f"  patchHash             {to_hex(a.patch_hash)}")
-        say(f"  dedupKey              {to_hex(a.dedup_key)}")
-        say(f"  child state root      {to_hex(a.root)}  (full rebuild agrees: {state_root(a.words) == a.root})")
-        parent, words = state_root(words), a.words
-    sub = decode_substrate(words)
-    say(f"substrate (r5): {len(sub.active_slots)} active slot(s), {len(sub.slots) - len(sub.active_slots)} revoked, "
-        f"{len(sub.temporal)} temporal record(s), {len(sub.lenses)} category lens(es), "
-        + ", ".join(f"{len(v)} {k} atom(s)" for k, v in sub.atoms.items()) + f"; structural sanity {sub.structural:.2f}")
-    manifest = load_manifest()
-    s = SeedInputs(keccak256(b"coretex demo epoch secret"), keccak256(b"coretex demo target block"), 1, a.patch_hash,
-                   parent, from_hex(manifest["corpus"]["root"]), bundle_hash(manifest))
-    say(f"bundleHash (v16 launch) {to_hex(s.bundle_hash)}")
-    say(f"corpusRoot (v16 launch) {to_hex(s.corpus_root)}")
-    for k, v in seeds(s).items(): say(f"{k:<23} {v}")
-
-def demo_patches(corpus, parent) -> list:
-    "(title, patch bytes) of the demo's two candidate patches on `parent`."
-    from coretex.state import state_root
-    from coretex.patch import make_patch
-    from coretex.layout import encode_memory_slot, encode_relation, encode_temporal
-    p = next(e["id"][2:].rsplit("_", 1)[0] for e in corpus.queries("eval_hidden") if e["family"] == "temporal")
-    root = state_root(parent)
-    anchor = {672: encode_relation("supersedes"), 32: encode_memory_slot(f"mem_{p}_org_new", "temporal"),
-              33: encode_memory_slot(f"mem_{p}_org_old", "temporal", revoked=True), 800: encode_temporal(1, 0, 2019, 2025, True)}
-    inert = {40: encode_memory_slot("mem_p000007_role", "near_collision")}
-    return [("anchoring temporal truths: a supersedes category lens, and one current/stale pair with its temporal record",
-             make_patch(root, anchor, 0xFF)),
-            ("anchoring one unrelated fact (a person's job title)", make_patch(root, inert, 0x02))]
-
 def cmd_demo(args):
-    from coretex.state import GENESIS
-    from coretex.evaluate import Evaluator, evaluate_patch, render_report
-    say = print
-    _demo_protocol(say)
-    say("\n== 2. The evaluator: two candidate patches on the empty state, scored on hidden Gate and Confirm packs")
-    ev = Evaluator(progress=True)
-    say(f"embedded corpus: {len(ev.corpus.events)} events, {len(ev.corpus.docs)} documents, corpusRoot {to_hex(ev.corpus.root)}")
-    patches = demo_patches(ev.corpus, GENESIS)
-    for title, patch in patches:
-        say(f"\n-- patch: {title} ({len(patch)} bytes)")
-        rep = evaluate_patch(ev, GENESIS, patch, keccak256(b"coretex demo target block"), keccak256(b"coretex demo epoch secret"), 1)
-        say(render_report(rep))
-    _demo_coordinator(say, ev, patches[0][1])
-
-def _demo_coordinator(say, ev, patch) -> None:
-    import os, tempfile
-    from coretex.chain import Chain
-    from coretex.coordinator import Coordinator
-    from coretex.receipt import Signer
-    from coretex.replay import ChainBlocks, evaluator_scorer, replay_envelope, render_checks
-    from coretex.state import GENESIS
-    from coretex.store import open_db
-    say("\n== 3. The coordinator: intake, the wait for a future block, Gate and Confirm, a signed receipt, and a replay")
-    tmp = tempfile.TemporaryDirectory(prefix="coretex-demo-")   # removed at the end: no key file or database is left behind
-    d = tmp.name
-    db, close = open_db(path=d)
-    try:
-        chain, secret = Chain.connect(), os.urandom(32)
-        coord = Coordinator(db, chain, ev, Signer.load(os.path.join(d, "coordinator.key"), create=True))
-        say(f"embedded chain (chainId {chain.chain_id}) at block {chain.block_number()}; embedded MongoDB in {d}")
-        say(f"epoch 1 opened on the genesis state; secret commitment {coord.open_epoch(1, GENESIS, secret)}")
-        job = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
-        say(f"intake: job {job['jobId']} receivedAtBlock {job['receivedAtBlock']}, target block {job['targetBlock']}")
-        env = coord.process(job["jobId"])
-        r = env["artifact"]["receipt"]
-        say(f"target block {r['targetBlock']} hash {r['blockhash']} (read at head {chain.block_number()})")
-        say(f"verdict {env['outcome']}: gate {r['gateScorePpm']:+d} ppm, confirm {r['confirmScorePpm']:+d} ppm, {env['workUnitsBps']} work units (bps)")
-        say(f"eval report artifact {env['evalReportHash']}")
-        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId 8453); receiptHash {env['receiptHash']}")
-        again = coord.intake("0x" + "5e" * 20, patch.hex(), 1)
-        say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
-        say("replay (epoch secret revealed):")
-        say(render_checks(replay_envelope(env, ChainBlocks(chain), evaluator_scorer(ev, GENESIS, 1), secret)))
-    finally: close()
+    from coretex.demo import run_demo
+    run_demo()
 
 # %% ../nbs/09_cli.ipynb #d0c5c1a2
 def cmd_docs(args):

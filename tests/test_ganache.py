@@ -6,15 +6,13 @@ Intake, the wait for the target block with confirmations, Gate and Confirm, a si
 import json, os, shutil, socket, subprocess, time
 from pathlib import Path
 import pytest
-from helpers import run_cli
+from helpers import run_cli, accepted_job
 from coretex.chain import Chain
 from coretex.coordinator import Coordinator
 from coretex.evaluate import Evaluator
 from coretex.keccak import keccak256, to_hex
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
 from coretex.receipt import Signer, artifact_hash
-from coretex.state import GENESIS, state_root
+from coretex.state import GENESIS
 from coretex.store import open_db
 
 GANACHE = "ganache@7.9.2"
@@ -56,8 +54,7 @@ def test_coordinator_and_replay_over_json_rpc(node, tmp_path):
         coord = Coordinator(db, chain, Evaluator(), Signer.load(tmp_path / "key", create=True), confirmations=3, block_timeout=60)
         secret = keccak256(b"ganache epoch")
         coord.open_epoch(1, GENESIS, secret)
-        job = coord.intake("0x" + "99" * 20, make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex(), 1)
-        env = coord.process(job["jobId"])
+        job, env = accepted_job(coord, "0x" + "99" * 20, 1)
     finally: close()
     sd = env["artifact"]["seedDerivation"]
     assert sd["targetBlock"] == sd["receivedAtBlock"] + 30 and chain.block_number() >= sd["targetBlock"] + 3

@@ -11,6 +11,7 @@ from coretex.receipt import Signer, artifact_hash, decode_calldata, submit_calld
 from coretex.replay import ChainBlocks, evaluator_scorer, replay_envelope
 from coretex.state import GENESIS, state_root
 from coretex.store import open_db
+from helpers import accepted_job
 
 SECRET = keccak256(b"tamper epoch secret")
 
@@ -22,8 +23,7 @@ def signed():
     ev, chain = Evaluator(), Chain.connect()
     coord = Coordinator(db, chain, ev, Signer.load(f"{d}/key", create=True))
     coord.open_epoch(5, GENESIS, SECRET)
-    job = coord.intake("0x" + "cd" * 20, make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex(), 5)
-    env = coord.process(job["jobId"])
+    job, env = accepted_job(coord, "0x" + "cd" * 20, 5)
     yield env, chain, ev
     close()
 
