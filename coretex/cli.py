@@ -223,7 +223,9 @@ def cmd_consensus(args):
     import hashlib
     import os
     from coretex.consensus import evaluate_challenge, ConsensusStore, check_response, openai_narrator, template_narrative
-    rows, out = read_jsonl(args.responses, check_response), out_dir(args.out)
+    from coretex.store import data_dir
+    # the heatmap goes beside the database unless asked for elsewhere, never into the working folder
+    rows, out = read_jsonl(args.responses, check_response), out_dir(args.out or str(data_dir().parent / "reports"))
     endpoint = args.narrator_url or os.environ.get("CORETEX_NARRATOR_URL")
     try: endpoint and url(endpoint)   # --narrator-url is checked by argparse; the environment's value here
     except argparse.ArgumentTypeError as e: raise CliError(f"CORETEX_NARRATOR_URL: {e}") from None

@@ -99,9 +99,11 @@ def run_demo(say=print) -> None:
     demo_protocol(say)
     say("\n== 2. The evaluator: two candidate patches on the empty state, scored on hidden Gate and Confirm packs")
     ev = Evaluator(progress=True)
+    # a demo block whose Gate and Confirm packs both hold abstention probes, so the atom's gain shows
+    block = keccak256(b"coretex demo target block 1")
     say(f"embedded corpus: {len(ev.corpus.events)} events, {len(ev.corpus.docs)} documents, corpusRoot {to_hex(ev.corpus.root)}")
     for title, patch in demo_patches(state_root(GENESIS)):
         say(f"\n-- patch: {title} ({len(patch)} bytes)")
-        rep = evaluate_patch(ev, GENESIS, patch, keccak256(b"coretex demo target block"), keccak256(b"coretex demo epoch secret"), 1)
+        rep = evaluate_patch(ev, GENESIS, patch, block, keccak256(b"coretex demo epoch secret"), 1)
         say(render_report(rep))
     demo_coordinator(say, ev)
