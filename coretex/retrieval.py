@@ -24,7 +24,11 @@ def default_embedder_path() -> str:
 class Embedder:
     "A sentence-transformers model that returns normalised float32 vectors."
     def __init__(self, model: str|None = None, device: str|None = None, batch_size: int = 128, max_seq_length: int = 256):
-        from sentence_transformers import SentenceTransformer
+        import warnings
+        with warnings.catch_warnings():
+            # sentence-transformers imports tqdm.autonotebook, which warns in a kernel without ipywidgets: not news about coretex
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()  # weight-loading bars are noise in reports; our own progress is shown instead
         self.name = model or DEFAULT_EMBEDDER
