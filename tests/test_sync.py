@@ -27,3 +27,8 @@ def test_export_is_in_sync(tmp_path):
     subprocess.run(["nbdev-export"], cwd=copy, check=True, capture_output=True)
     for f in (ROOT / "coretex").glob("*.py"):
         assert (copy / "coretex" / f.name).read_text() == f.read_text(), f"{f.name}: run nbdev-export"
+
+
+def test_readme_is_the_front_page():
+    from coretex.docs import readme_from_index
+    assert (ROOT / "README.md").read_text() == readme_from_index(ROOT / "nbs" / "index.ipynb"), "run: coretex docs"
