@@ -306,11 +306,9 @@ def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
             figures["done"] += j["status"] == "done"
             env = db.results.find_one({"_id": j["dedupKey"]})["envelope"]
             credited = ep["credited"].count(job)
-            figures["credited_once"] += credited == (1 if env["report"]["outcome"] == "STATE_ADVANCE" else 0)
+            figures["credited_once"] += credited == (1 if env["outcome"] == "STATE_ADVANCE" else 0)
             ref = evaluate_patch(ev, GENESIS, patch, from_hex(j["blockhash"]), secret, 100 + r)
-            rep = env["report"]
-            figures["identical_verdicts"] += (rep["outcome"], rep["receipt"]["gateDeltaPpm"], rep["receipt"]["confirmDeltaPpm"], rep["receipt"]["gateSeed"]) == \
-                (ref["outcome"], ref["gate"]["delta_ppm"], ref["confirm"]["delta_ppm"] if ref["confirm"] else None, ref["gate"]["seed"])
+            figures["identical_verdicts"] += env["evaluation"] == ref.to_json()
         figures["results"], figures["jobs"] = db.results.count_documents({}), db.jobs.count_documents({})
     return figures
 
@@ -367,4 +365,4 @@ def secrets(tmp: Path) -> dict:
     hits = [name for name, t in texts.items() for s in (key_hex, secret) if s in t.lower()]
     hits += [str(f) for f, b in files.items() for s in (key_hex, secret) if s.encode() in b.lower() or bytes.fromhex(s) in b]
     return {"artefacts": len(texts) + len(files), "files": len(files), "hits": hits, "revealed": len(secret) == 64,
-            "report_has_commitment": answers[2]["report"]["epochSecretCommitment"].startswith("0x")}
+            "verdict_read_back": answers[2]["outcome"] in ("REJECT", "SCREENER_PASS", "STATE_ADVANCE")}
