@@ -73,7 +73,8 @@ def sidebar_html(entries: list, current: str) -> str:
 
 def framed(page: str, nav: str) -> str:
     "Put the sidebar and the site's style into a full nbconvert page."
-    page = page.replace("</head>", f"<style>{_STYLE}</style></head>", 1)
+    # an empty icon: otherwise the browser asks the server for /favicon.ico, which a static site does not have
+    page = page.replace("</head>", f'<link rel="icon" href="data:,"><style>{_STYLE}</style></head>', 1)
     return re.sub(r"(<body[^>]*>)", lambda m: f'{m.group(1)}{nav}<main class="ctx-page">', page, count=1).replace("</body>", "</main></body>", 1)
 
 # %% ../nbs/18_docs.ipynb #09bd777a
