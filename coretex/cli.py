@@ -108,10 +108,8 @@ def patch_apply_result(parent, patch_hex: str, pipeline: str = "r5") -> dict:
             "patchBytesHash": to_hex(a.patch_bytes_hash), "words": [{"index": i, "word": word_hex(a.words[i])} for i in changed]}
 
 def cmd_patch_apply(args):
-    from coretex.state import read_state, StateError
     from coretex.patch import prepare
-    try: parent = prepare(read_state(args.state))
-    except StateError as e: raise CliError(str(e)) from None
+    parent = prepare(read_state_file(args.state))
     out = patch_apply_result(parent, args.patch_hex, args.pipeline)
     emit(out)
     return 0 if out["ok"] else 1

@@ -48,6 +48,8 @@ CLI = [
     Cli("patch-apply bad hex", ["patch-apply", "{genesis}", "zz"], 1, '"code": "DECODE"'),
     Cli("patch-apply wrong length", ["patch-apply", "{genesis}", "ff01"], 1, '"code": "DECODE"'),
     Cli("patch-apply truncated state", ["patch-apply", "{short}", "ff01"], 2, "state"),
+    Cli("patch-apply /dev/zero (endless)", ["patch-apply", "/dev/zero", "ff01"], 2, "over 131136 bytes"),
+    Cli("evaluate --state /dev/zero (endless)", ["evaluate", "--state", "/dev/zero", "--patch", "ff01", "--blockhash", H], 2, "over 131136 bytes"),
     Cli("seeds bad hex", seeds(blockhash="0xzz"), 2, "--blockhash: not hex"),
     Cli("seeds wrong length", seeds(parent_root="0x1234"), 2, "--parent-root: expected 32 bytes, got 2"),
     Cli("seeds --epoch-id 2^70", seeds(epoch_id=str(2**70)), 2, "not a u64"),
