@@ -15,15 +15,8 @@ from coretex.store import EmbeddedMongo, free_port
 
 LENS = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()
 MINER = "0x" + "42" * 20
-
-
-def call(url, body=None, method=None, timeout=10):
-    "(status, JSON body) of one HTTP request; a body that is not JSON fails the test."
-    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
-    req = urllib.request.Request(url, data, {"Content-Type": "application/json"}, method=method)
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as r: return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e: return e.code, json.loads(e.read())
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from _service import call   # (status, JSON body) of one HTTP request; a body that is not JSON fails the test
 
 
 def env_for(data):
