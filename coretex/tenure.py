@@ -371,8 +371,8 @@ def write_json(path: Path, data) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2)); os.replace(tmp, path)
 
-def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|None = None, reference=None) -> SuiteRun:
-    "One backend over a fixture set (default: the paper's, under the paper's rules); reports to out_dir if given."
+def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|None = None, reference=None, progress: bool = False) -> SuiteRun:
+    "One backend over a fixture set (default: the paper's, under the paper's rules); reports to out_dir if given; `progress` counts cases on stderr."
     if name not in BACKENDS: raise ValueError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}")
     fx = fixtures or packaged_fixtures()
     ref = Reference(reference or (Reference.PAPER if fx.packaged else Reference.CURRENT))
@@ -380,7 +380,10 @@ def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|N
     backend = BACKENDS[name](store) if name == "bm25" else BACKENDS[name](store, embedder)
     t = time.perf_counter(); fresh(store, fx.seed); store.index()   # ingestion: stored and indexed
     seed_ms = 1000 * (time.perf_counter() - t)
-    static, session = run_static(store, backend, fx.cases, fx.seed, ref), run_sessions(store, backend, fx.sessions, fx.seed, ref)
+    from tqdm import tqdm
+    bar = lambda items, desc, unit: tqdm(items, desc=desc, unit=unit, disable=not progress)   # tqdm draws on stderr, with the rate
+    static = run_static(store, backend, bar(fx.cases, "static cases", "case"), fx.seed, ref)
+    session = run_sessions(store, backend, bar(fx.sessions, "sessions", "session"), fx.seed, ref)
     run = SuiteRun(name, ref, fx.name, table_row(name, static, session), static, session, seed_ms)
     if out_dir is not None:
         out = Path(out_dir); out.mkdir(parents=True, exist_ok=True)

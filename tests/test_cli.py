@@ -1,5 +1,5 @@
 "The command-line contract of the protocol subcommands, run as a user runs them."
-import json, subprocess, sys
+import json, re, subprocess, sys
 from helpers import run_cli
 from coretex.keccak import keccak256, to_hex
 from coretex.patch import make_patch
@@ -120,3 +120,15 @@ def test_protocol_commands_do_not_import_ml_stack():
             "print(sorted(m for m in ('torch','transformers','sentence_transformers','sklearn','numpy','web3','pymongo') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+def test_a_long_command_draws_progress_on_stderr_only(tmp_path, monkeypatch):
+    "--progress draws counts and a rate on stderr; stdout still carries the one JSON object, and without it stderr is silent."
+    monkeypatch.setenv("CORETEX_DATA", str(tmp_path / "data"))
+    args = ["beliefs", "eval", "--json", "--out", tmp_path / "reports"]
+    shown, quiet = run_cli(*args, "--progress"), run_cli(*args)
+    assert shown.returncode == quiet.returncode == 0, shown.stderr + quiet.stderr
+    assert json.loads(shown.stdout)["static"] == [60, 60] and shown.stdout == quiet.stdout
+    bars = shown.stderr.replace("\r", "\n")
+    assert re.search(r"static cases: 100%.*60/60 \[.*(case/s|s/case)\]", bars) and re.search(r"sessions: 100%.*2/2 ", bars), bars
+    assert quiet.stderr == ""
