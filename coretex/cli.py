@@ -299,18 +299,20 @@ def print_refusal(e, as_json: bool) -> int:
 
 # %% ../nbs/09_cli.ipynb #a1c9002a
 def cmd_evaluate(args):
-    from coretex.patch import parse_patch_hex, PatchError
+    from coretex.patch import parse_patch_hex, decode_patch, PatchError
     from coretex.seeds import SeedError, PackError
     from coretex.rerank import RerankerUnavailable
     from coretex.corpus import CorpusError
-    from coretex.evaluate import evaluate_patch, render_report, EvaluationError
     if args.corpus: check_corpus_file(args.corpus)
     parent = read_state_file(args.state)
     blockhash, secret = hex32(args.blockhash, "--blockhash"), hex32(args.epoch_secret, "--epoch-secret")
     bundle, epoch = optional_hex32(args.bundle_hash, "--bundle-hash"), epoch_number(args.epoch_id)
+    try: decode_patch(patch := parse_patch_hex(args.patch))
+    except PatchError as e: return print_refusal(e, args.json)   # before torch, the corpus and the model load: refused at once
+    from coretex.evaluate import evaluate_patch, render_report, EvaluationError
     try:
         ev = make_evaluator(args, bundle)
-        rep = evaluate_patch(ev, parent, parse_patch_hex(args.patch), blockhash, secret, epoch)
+        rep = evaluate_patch(ev, parent, patch, blockhash, secret, epoch)
     except PatchError as e: return print_refusal(e, args.json)
     except (SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
     if args.json: print(json.dumps(dict(rep.to_json(), reranker=ev.reranker.name), sort_keys=True, separators=(",", ":")))
