@@ -4,13 +4,14 @@
 
 # %% auto #0
 __all__ = ['DATE_FIELDS', 'UNIVERSAL_SCOPES', 'STRIP_PATTERNS', 'MIN_RAW_CHARS', 'MAX_QUERY_CHARS', 'LANGUAGE_QUERY_TERMS',
-           'STOPWORDS', 'FUZZY_PREFIX', 'K1', 'B', 'SEARCHED_FIELDS', 'CLAUSES', 'Reference', 'coerce_belief',
-           'tenure_fixture', 'Meta', 'belief_embed_text', 'meta', 'BeliefStore', 'in_scope', 'universal',
-           'is_pinned_fact', 'pinned_order', 'is_open_question', 'is_searchable', 'participant_ids', 'is_participant',
-           'strip_noise', 'message_parts', 'code_language', 'clean_query', 'possessive', 'whole_name_tokens',
-           'standard_tokens', 'whitespace_tokens', 'shingles', 'norm_length', 'fuzzy_keys', 'FieldIndex',
-           'edit_distance_le1', 'expand', 'idf', 'field_tokens', 'BeliefIndex', 'Hit', 'query_terms', 'BM25Backend',
-           'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip', 'Context', 'build_context']
+           'STOPWORDS', 'FUZZY_PREFIX', 'K1', 'B', 'SEARCHED_FIELDS', 'CLAUSES', 'BATCH_CHARS', 'Reference',
+           'coerce_belief', 'tenure_fixture', 'Meta', 'belief_embed_text', 'meta', 'BeliefStore', 'in_scope',
+           'universal', 'is_pinned_fact', 'pinned_order', 'is_open_question', 'is_searchable', 'participant_ids',
+           'is_participant', 'strip_noise', 'message_parts', 'code_language', 'clean_query', 'possessive',
+           'whole_name_tokens', 'standard_tokens', 'whitespace_tokens', 'shingles', 'norm_length', 'fuzzy_keys',
+           'FieldIndex', 'edit_distance_le1', 'expand', 'idf', 'field_tokens', 'BeliefIndex', 'Hit', 'query_terms',
+           'BM25Backend', 'length_batches', 'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip',
+           'Context', 'build_context']
 
 # %% ../nbs/12_beliefs.ipynb #9bf69fbe
 import hashlib, json, math, re
@@ -427,6 +428,10 @@ class BM25Backend:
     name = "bm25"
     def __init__(self, store: BeliefStore): self.store = store
 
+    def index(self) -> BeliefIndex:
+        "The store's index, brought up to its version (all BM25 needs)."
+        return self.store.index()
+
     def score(self, text: str, user: str, allowed, idx: BeliefIndex) -> dict:
         "id -> Hit for the user's beliefs that match and that `allowed(meta)` admits."
         hits = {}
@@ -453,10 +458,21 @@ class BM25Backend:
     def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20, min_score: float = 3.0) -> list:
         "Hits above min_score, best first (ties in index order), at most `limit`."
         if not text.strip() or limit <= 0: return []
-        idx, skip = self.store.index(), set(exclude)
+        idx, skip = self.index(), set(exclude)
         hits = self.score(text, user, lambda m: m.id not in skip and is_searchable(m, user, scope), idx)
         ranked = sorted((h for h in hits.values() if h.score >= min_score), key=lambda h: (-h.score, idx.meta[h.id].seq))
         return ranked[:limit]
+
+# %% ../nbs/12_beliefs.ipynb #413b8b9d
+BATCH_CHARS = 2000   # batch size x longest text: past this, padding costs more than a batch saves
+
+def length_batches(texts: list, budget: int = BATCH_CHARS) -> list:
+    "Texts sorted by length, cut into batches whose size times their longest text stays within `budget` characters."
+    batches = []
+    for t in sorted(texts, key=len):   # ascending, so the text joining a batch is its longest
+        if batches and len(t) * (len(batches[-1]) + 1) <= budget: batches[-1].append(t)
+        else: batches.append([t])
+    return batches
 
 # %% ../nbs/12_beliefs.ipynb #948fbfca
 _VECTORS: dict = {}   # sha256(model name, text) -> normalised vector, shared by every backend in the process
@@ -470,7 +486,7 @@ class VectorBackend:
     name = "vector"
     threshold = None
     def __init__(self, store: BeliefStore, embedder=None):
-        self.store, self._emb = store, embedder
+        self.store, self._emb, self._version = store, embedder, -1
 
     @property
     def embedder(self):
@@ -479,17 +495,31 @@ class VectorBackend:
             self._emb = Embedder()
         return self._emb
 
+    def embed(self, texts) -> None:
+        "Embed the texts not yet cached, in length-sorted batches (one encode call each)."
+        model = self.embedder.name
+        todo = list(dict.fromkeys(t for t in texts if content_key(model, t) not in _VECTORS))
+        for batch in length_batches(todo):
+            for t, v in zip(batch, self.embedder.encode(batch)): _VECTORS[content_key(model, t)] = v
+
     def vectors(self, texts: list) -> np.ndarray:
         "Embeddings of `texts`, each computed once per content and model."
-        keys = [content_key(self.embedder.name, t) for t in texts]
-        todo = {k: t for k, t in zip(keys, texts) if k not in _VECTORS}
-        for k, v in zip(todo, self.embedder.encode(list(todo.values()))): _VECTORS[k] = v
-        return np.array([_VECTORS[k] for k in keys]) if texts else np.zeros((0, 1))
+        self.embed(texts)
+        return np.array([_VECTORS[content_key(self.embedder.name, t)] for t in texts]) if texts else np.zeros((0, 1))
+
+    def index(self) -> BeliefIndex:
+        "The store's index with every belief's text embedded: all of them after a reset, only the written ones after a write."
+        idx = self.store.index()
+        if idx.version != self._version:
+            changed = self.store.changed_since(self._version)
+            self.embed([m.embed_text for i, m in idx.meta.items() if changed is None or i in changed])
+            self._version = idx.version
+        return idx
 
     def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20, num_candidates: int = 150) -> list:
         if not text.strip() or limit <= 0: return []
         skip = set(exclude)
-        live = [m for m in self.store.index().of_user(user) if m.active][:num_candidates]
+        live = [m for m in self.index().of_user(user) if m.active][:num_candidates]
         if not live: return []
         cos = self.vectors([m.embed_text for m in live]) @ self.vectors([text])[0]
         order = sorted(range(len(live)), key=lambda i: (-cos[i], i))[:4 * limit]

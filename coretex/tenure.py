@@ -9,14 +9,15 @@ __all__ = ['EVAL_USER', 'EVAL_PERSONAS', 'PUBLISHED', 'FIXTURE_FILES', 'STATIC_K
            'packaged_fixtures', 'unknown_kinds', 'Verdict', 'prelude_failures', 'ordered_failures', 'check_static',
            'check_turn', 'drift_score', 'js_round', 'search_scores', 'entry', 'turn_entry', 'pass_type',
            'retrieval_summary', 'fresh', 'timed_context', 'run_static', 'apply_turn_writes', 'run_sessions',
-           'table_row', 'SuiteRun', 'report_payload', 'write_json', 'run_suite', 'render_table']
+           'suite_queries', 'table_row', 'SuiteRun', 'report_payload', 'write_json', 'run_suite', 'render_table',
+           'returned_counts']
 
 # %% ../nbs/13_tenure.ipynb #3e533085
 import json, math, os, time
 from dataclasses import dataclass, field as dfield
 from pathlib import Path
 from .beliefs import (BeliefStore, BM25Backend, VectorBackend, VectorThresholdBackend, Budget, Reference, build_context,
-                             coerce_belief, tenure_fixture)
+                             clean_query, coerce_belief, tenure_fixture)
 
 # %% ../nbs/13_tenure.ipynb #abd402e1
 EVAL_USER = "test-user"
@@ -328,6 +329,12 @@ def run_sessions(store: BeliefStore, backend, sessions: list, seed: list, ref: R
             apply_turn_writes(store, t)
     return out
 
+# %% ../nbs/13_tenure.ipynb #435e0b03
+def suite_queries(fx: FixtureSet, ref: Reference) -> list:
+    "Every text a run of the fixture set searches for: its cases' queries and its turns' messages, cleaned as the search cleans them."
+    msgs = [c["query"] for c in fx.cases] + [t["userMessage"] for s in fx.sessions for t in s["turns"]]
+    return [q for q in (clean_query(m, ref) for m in msgs) if q]
+
 # %% ../nbs/13_tenure.ipynb #a1aceca3
 BACKENDS = {"bm25": BM25Backend, "vector": VectorBackend, "vector-threshold": VectorThresholdBackend}
 REPORT_NAMES = {"bm25": "", "vector": "-vector", "vector-threshold": "-vector-threshold"}
@@ -378,8 +385,9 @@ def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|N
     ref = Reference(reference or (Reference.PAPER if fx.packaged else Reference.CURRENT))
     store = BeliefStore(db, f"beliefs_{name.replace('-', '_')}")
     backend = BACKENDS[name](store) if name == "bm25" else BACKENDS[name](store, embedder)
-    t = time.perf_counter(); fresh(store, fx.seed); store.index()   # ingestion: stored and indexed
+    t = time.perf_counter(); fresh(store, fx.seed); backend.index()   # ingestion: stored, indexed (and embedded)
     seed_ms = 1000 * (time.perf_counter() - t)
+    if isinstance(backend, VectorBackend): backend.embed(suite_queries(fx, ref))
     from tqdm import tqdm
     bar = lambda items, desc, unit: tqdm(items, desc=desc, unit=unit, disable=not progress)   # tqdm draws on stderr, with the rate
     static = run_static(store, backend, bar(fx.cases, "static cases", "case"), fx.seed, ref)
@@ -404,3 +412,10 @@ def render_table(rows: dict, published: dict = PUBLISHED) -> str:
         for who, row in (("coretex", r), ("published", published.get(name))):
             if row: lines.append(f"{name if who == 'coretex' else '':<18}{who:<11}" + "".join(f"{v:>{w}}" for v, w in zip(f(row), (8, 9, 8, 16, 16))))
     return "\n".join(lines)
+
+# %% ../nbs/13_tenure.ipynb #242bb951
+def returned_counts(run: SuiteRun) -> tuple:
+    "(passing, failing): the number of relevant beliefs each case or turn of the run returned, split by its outcome."
+    n = lambda e: len(e["relevantBeliefs"] if "relevantBeliefs" in e else e["retrievedBeliefIds"])   # a session entry under today's rules
+    entries = run.static + run.session
+    return [n(e) for e in entries if e["passed"]], [n(e) for e in entries if not e["passed"]]

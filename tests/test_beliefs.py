@@ -210,6 +210,37 @@ def test_embeddings_cached_by_content(seeded):
     assert len(seen) == first + 1 and "cache of record" in seen[-1]
 
 
+
+def test_batched_embeddings_rank_as_one_at_a_time(db):
+    "The vector suite embedding in length-sorted batches ranks every case exactly as embedding each text alone does."
+    import numpy as np
+    from coretex import beliefs
+    from coretex.retrieval import Embedder
+    from coretex.tenure import run_suite
+    class Switchable(Embedder):
+        "MiniLM that records the size of each encode call and, when `alone`, embeds its texts one per forward pass."
+        alone, calls = False, []
+        def encode(self, texts, progress=False):
+            self.calls.append(len(texts))
+            if not self.alone: return super().encode(texts, progress)
+            return np.array([super(Switchable, self).encode([t])[0] for t in texts], np.float32).reshape(len(texts), self.dim)
+    emb, runs, vectors, calls = Switchable(), {}, {}, {}
+    for alone in (False, True):
+        beliefs._VECTORS.clear()
+        emb.alone, emb.calls = alone, []
+        runs[alone] = run_suite("vector", db, embedder=emb)
+        vectors[alone], calls[alone] = dict(beliefs._VECTORS), emb.calls
+    batched, alone = runs[False], runs[True]
+    assert max(calls[False]) > 8 and len(calls[False]) < sum(calls[False]) / 4   # the batched run really batched
+    assert vectors[False].keys() == vectors[True].keys()
+    assert max(float(np.abs(vectors[False][k] - vectors[True][k]).max()) for k in vectors[False]) < 1e-5
+    assert batched.row == alone.row == {**batched.row, "static": [8, 60], "session": [0, 12]}
+    for b, a in zip(batched.static + batched.session, alone.static + alone.session):
+        assert (b["caseId"], b["pinnedBeliefs"], b["relevantBeliefs"], b["passed"], b["failures"]) == \
+               (a["caseId"], a["pinnedBeliefs"], a["relevantBeliefs"], a["passed"], a["failures"])
+        assert [s["id"] for s in b["searchScores"]] == [s["id"] for s in a["searchScores"]]
+        assert all(abs(x["score"] - y["score"]) <= 0.01 for x, y in zip(b["searchScores"], a["searchScores"]))
+
 @pytest.mark.parametrize("backend,static,session,drift", [("bm25", [60, 60], [12, 12], {"9": 0.0, "10": 0.0}),
                                                           ("vector", [8, 60], [0, 12], {"9": 0.43, "10": 0.5})])
 def test_beliefs_eval_reproduces_the_paper(tmp_path, monkeypatch, backend, static, session, drift):
