@@ -516,10 +516,14 @@ class VectorBackend:
             self._version = idx.version
         return idx
 
-    def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20, num_candidates: int = 150) -> list:
+    def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20) -> list:
+        "The `limit` nearest live beliefs of `user` in scope, by cosine, scored (1 + cos) / 2 as Atlas reports it."
         if not text.strip() or limit <= 0: return []
         skip = set(exclude)
-        live = [m for m in self.index().of_user(user) if m.active][:num_candidates]
+        # Every live belief is scored: the reference's numCandidates (150) is how widely Atlas's approximate (HNSW) search
+        # looks for the 4 x limit nearest, and an exact search is what that approximates; a cut to 150 here would drop
+        # the nearest belief of a larger store whenever it was written late.
+        live = [m for m in self.index().of_user(user) if m.active]
         if not live: return []
         cos = self.vectors([m.embed_text for m in live]) @ self.vectors([text])[0]
         order = sorted(range(len(live)), key=lambda i: (-cos[i], i))[:4 * limit]

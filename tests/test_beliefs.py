@@ -351,3 +351,21 @@ def test_fuzzy_lookup_equals_a_full_scan(terms, removed, query):
                    if t[:2] == query[:2] and edit_distance_le1(query, t) is not None), key=lambda x: (-x[1], x[0]))
     want = scan[:50] if len(query) > 2 else [(query, 1.0)] if query in fi.df else []
     assert expand(query, fi, True) == want
+
+
+def test_vector_search_scores_every_live_belief(db):
+    "On a store larger than Atlas's 150 candidates, the nearest belief is found even when it was written last."
+    import numpy as np
+    from coretex.retrieval import DeterministicEmbedder
+    class Unit(DeterministicEmbedder):
+        "The hash embedder, normalised, so that a text's own vector is its unique nearest."
+        def encode(self, texts, progress=False):
+            v = super().encode(texts)
+            return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+    base = {"user_id": "u", "type": "entity", "pinned": False, "superseded_by": None, "resolved_at": None, "scope": ["domain:code"], "aliases": []}
+    store = BeliefStore(db, "vector_many")
+    store.reset([{**base, "_id": f"b{i:03d}", "canonical_name": f"topic_{i:03d}"} for i in range(300)])
+    vb = VectorBackend(store, Unit())
+    hits = vb.search("u", "topic_299", ["domain:code"], limit=5)
+    assert hits[0].id == "b299" and hits[0].score == pytest.approx(1.0)
+    assert len(hits) == 5 and len({h.id for h in hits}) == 5
