@@ -84,5 +84,8 @@ def test_page_loads_clean_with_its_figures(browser, served, name, page):
     assert tab.locator("nav.ctx-sidebar a.current").count() == 1
     (SITE / "screenshots").mkdir(exist_ok=True)
     tab.screenshot(path=str(SITE / "screenshots" / f"{name}.png"))
+    if figures:   # and the page's first figure in view, as a reader scrolling to it sees it
+        tab.locator("main img").first.scroll_into_view_if_needed()
+        tab.screenshot(path=str(SITE / "screenshots" / f"{name}-figure.png"))
     tab.close()
     assert not errors, errors
