@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['PACKED_SCHEMA', 'PACK_HEADER', 'PACK_FILES', 'LRU', 'content_key', 'state_key', 'CacheStats', 'context_key',
-           'EvalCache', 'open_corpus', 'offsets', 'blobs', 'Blobs', 'sorted_keys', 'text_keys', 'text_key', 'Keyed',
-           'Names', 'record_key', 'record_of', 'pack_arrays', 'file_digest', 'pack_corpus', 'PackedCorpus', 'mapped',
-           'open_packed']
+           'EvalCache', 'open_corpus', 'Memo', 'offsets', 'blobs', 'Blobs', 'sorted_keys', 'text_keys', 'text_key',
+           'Keyed', 'Names', 'record_key', 'record_of', 'pack_arrays', 'file_digest', 'pack_corpus', 'PackedCorpus',
+           'mapped', 'open_packed']
 
 # %% ../nbs/08b_cache.ipynb #02a0216c
 import hashlib, json, os, shutil
@@ -119,7 +119,18 @@ def open_corpus(path) -> Corpus:
     c.__dict__["root"] = from_hex(mark.read_text(), 32, "verified root")   # fills the cached_property the check would have
     return c
 
-# %% ../nbs/08b_cache.ipynb #da166071
+# %% ../nbs/08b_cache.ipynb #cfa4bb48
+class Memo(dict):
+    "A dict that starts over when it holds `size` entries: bounded, with no bookkeeping on a read (an LRU's costs ~1 us)."
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+    def keep(self, key, value):
+        "Store and return `value`."
+        if len(self) >= self.size: self.clear()
+        self[key] = value
+        return value
+
 def offsets(lengths) -> np.ndarray:
     "The n + 1 int64 offsets of n items of these lengths laid end to end."
     off = np.zeros(len(lengths) + 1, np.int64)
@@ -131,16 +142,16 @@ def blobs(items) -> tuple:
     return np.frombuffer(b"".join(items), np.uint8), offsets([len(b) for b in items])
 
 class Blobs(Sequence):
-    "Item i is data[off[i]:off[i + 1]] through `decode`; the last `kept` decoded items stay in an LRU."
-    def __init__(self, data: np.ndarray, off: np.ndarray, decode: Callable = bytes.decode, kept: int = 1):
-        self.data, self.off, self.decode, self.kept = data, off, decode, LRU(kept)
+    "Item i is data[off[i]:off[i + 1]], decoded by `decode` each time it is read."
+    def __init__(self, data: np.ndarray, off: np.ndarray, decode: Callable = bytes.decode):
+        self.data, self.off, self.decode = data, off, decode
     def __len__(self) -> int: return len(self.off) - 1
     def __getitem__(self, i: int):
         if not -len(self) <= i < len(self): raise IndexError(i)
         i = int(i) % len(self)
-        return self.kept.get_or(i, lambda: self.decode(self.data[self.off[i]:self.off[i + 1]].tobytes()))
+        return self.decode(self.data[self.off[i]:self.off[i + 1]].tobytes())
 
-# %% ../nbs/08b_cache.ipynb #a8067d55
+# %% ../nbs/08b_cache.ipynb #840a1aa5
 def sorted_keys(keys) -> np.ndarray:
     "Distinct byte-string keys, sorted, as numpy fixed-width bytes: the form np.searchsorted searches."
     keys = sorted(set(keys))
@@ -158,28 +169,30 @@ def text_key(key) -> bytes|None:
 
 class Keyed(Mapping):
     "A read-only map over sorted fixed-width keys: the key at position i maps to `value(i)`, found by binary search."
-    def __init__(self, keys: np.ndarray, value: Callable, encode: Callable = text_key, decode: Callable = bytes.decode):
+    def __init__(self, keys: np.ndarray, value: Callable, encode: Callable = text_key, decode: Callable = bytes.decode, memo: int = 1 << 17):
         self.stored, self.value, self.encode, self.decode = keys, value, encode, decode
+        self.memo = Memo(memo)   # key -> value: a routed query asks for the same few thousand keys many times
     def find(self, key) -> int|None:
         "The position of `key`, or None."
         b = self.encode(key)
         if b is None or len(b) > self.stored.itemsize: return None
-        i = int(np.searchsorted(self.stored, b))
+        i = int(self.stored.searchsorted(b))
         # numpy returns a stored key without its trailing NUL padding
         return i if i < len(self.stored) and self.stored[i] == b.rstrip(b"\0") else None
     def __getitem__(self, key):
-        i = self.find(key)
-        if i is None: raise KeyError(key)
-        return self.value(i)
-    def __contains__(self, key) -> bool: return self.find(key) is not None
+        if (v := self.memo.get(key)) is not None: return v
+        if (i := self.find(key)) is None: raise KeyError(key)
+        return self.memo.keep(key, self.value(i))
+    def __contains__(self, key) -> bool: return key in self.memo or self.find(key) is not None
     def __iter__(self): return (self.decode(bytes(k)) for k in self.stored)
     def __len__(self) -> int: return len(self.stored)
 
 class Names(Sequence):
     "Sorted text keys as a sequence of strings (what `doc_ids` is on a packed corpus)."
-    def __init__(self, keys: np.ndarray): self.stored = keys
+    def __init__(self, keys: np.ndarray, memo: int = 1 << 17): self.stored, self.memo = keys, Memo(memo)
     def __len__(self) -> int: return len(self.stored)
-    def __getitem__(self, i: int) -> str: return bytes(self.stored[i]).decode()
+    def __getitem__(self, i: int) -> str:
+        return v if (v := self.memo.get(i)) is not None else self.memo.keep(i, bytes(self.stored[i]).decode())
 
 def record_key(rid) -> bytes|None:
     "The stored form of a recordId: 16 bytes big-endian (None for anything that is not one)."
@@ -187,7 +200,7 @@ def record_key(rid) -> bytes|None:
 
 def record_of(b: bytes) -> int: return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
-# %% ../nbs/08b_cache.ipynb #5e56a4d1
+# %% ../nbs/08b_cache.ipynb #ab240510
 PACKED_SCHEMA = "coretex.packed-corpus.v1"
 PACK_HEADER = "header.json"
 
@@ -246,32 +259,34 @@ def pack_corpus(c: Corpus, path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return path
 
-# %% ../nbs/08b_cache.ipynb #01af6d5b
+# %% ../nbs/08b_cache.ipynb #2cd63f49
 @dataclass(frozen=True)
 class PackedCorpus(Corpus):
     "A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays."
     arrays: dict = dfield(default_factory=dict, repr=False, compare=False)
     header: dict = dfield(default_factory=dict, repr=False, compare=False)
+    memo: int = 4096   # events looked up by id that stay decoded
 
-    def _blobs(self, name: str, decode: Callable = bytes.decode) -> Blobs: return Blobs(self.arrays[name], self.arrays[f"{name}.off"], decode)
     def _json_map(self, keys: str, vals: str) -> Keyed:
-        v = self._blobs(vals, json.loads)
-        return Keyed(self.arrays[keys], lambda i: [tuple(x) for x in v[i]])
+        v = Blobs(self.arrays[vals], self.arrays[f"{vals}.off"], json.loads)
+        return Keyed(self.arrays[keys], lambda i: [tuple(x) for x in v[i]], memo=4096)
     @cached_property
     def root(self) -> bytes: return from_hex(self.header["corpusRoot"], 32, "corpusRoot")
     @cached_property
-    def by_id(self) -> Keyed: return Keyed(self.arrays["ids"], lambda i: self.events[self.arrays["id_pos"][i]])
+    def event_ids(self) -> Names: return Names(self.arrays["ids"])
+    @cached_property
+    def by_id(self) -> Keyed: return Keyed(self.arrays["ids"], lambda i: self.events[self.arrays["id_pos"][i]], memo=self.memo)
     @cached_property
     def doc_ids(self) -> Names: return Names(self.arrays["doc_ids"])
     @cached_property
     def doc_index(self) -> Keyed: return Keyed(self.arrays["doc_ids"], int)
     @cached_property
-    def docs(self) -> Keyed: return Keyed(self.arrays["doc_ids"], self._blobs("texts").__getitem__)
+    def docs(self) -> Keyed: return Keyed(self.arrays["doc_ids"], Blobs(self.arrays["texts"], self.arrays["texts.off"]).__getitem__)
     @cached_property
-    def doc_event(self) -> Keyed: return Keyed(self.arrays["doc_ids"], lambda i: Names(self.arrays["ids"])[self.arrays["doc_event"][i]])
+    def doc_event(self) -> Keyed: return Keyed(self.arrays["doc_ids"], lambda i: self.event_ids[self.arrays["doc_event"][i]])
     @cached_property
     def by_record(self) -> Keyed:
-        return Keyed(self.arrays["records"], lambda i: Names(self.arrays["ids"])[self.arrays["record_event"][i]], record_key, record_of)
+        return Keyed(self.arrays["records"], lambda i: self.event_ids[self.arrays["record_event"][i]], record_key, record_of)
     @cached_property
     def inverse(self) -> Keyed: return self._json_map("inv_keys", "inv_vals")
     @cached_property
@@ -296,11 +311,12 @@ def mapped(folder: Path, name: str, size: int, digest: str) -> np.ndarray:
     if not f.is_file(): raise damaged("is missing")
     if f.stat().st_size != size: raise damaged(f"is {f.stat().st_size} bytes, the header says {size} (truncated?)")
     if file_digest(f) != digest: raise damaged("does not match the BLAKE2b its header recorded")
-    try: return np.load(f, mmap_mode="r")
+    # a plain ndarray view of the map: numpy's memmap class adds ~1 us to every element read
+    try: return np.load(f, mmap_mode="r").view(np.ndarray)
     except (OSError, ValueError) as e: raise damaged(f"does not read as an array ({e.__class__.__name__})") from None
 
-def open_packed(path, kept: int = 4096) -> PackedCorpus:
-    "A packed corpus, every file checked against its header and memory-mapped; the last `kept` events looked up stay decoded."
+def open_packed(path, memo: int = 4096) -> PackedCorpus:
+    "A packed corpus, every file checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded."
     path = Path(path)
     try: h = json.loads((path / PACK_HEADER).read_bytes())
     except (OSError, ValueError): raise CorpusError(f"{path}: not a packed corpus (no readable {PACK_HEADER})") from None
@@ -310,4 +326,4 @@ def open_packed(path, kept: int = 4096) -> PackedCorpus:
         meta = (int(h["corpusEpoch"]), tuple(h["entities"]), h["biEncoder"], h["labelingModel"], from_hex(h["corpusRoot"], 32, "corpusRoot"))
     except (KeyError, IndexError, TypeError, ValueError): raise CorpusError(f"{path}: {PACK_HEADER} is damaged (a field is missing or malformed)") from None
     a = {n: mapped(path, n, *f) for n, f in files.items()}
-    return PackedCorpus(Blobs(a["events"], a["events.off"], json.loads, kept), *meta[:4], arrays=a, header=h)
+    return PackedCorpus(Blobs(a["events"], a["events.off"], json.loads), *meta[:4], arrays=a, header=h, memo=memo)
