@@ -6,10 +6,10 @@
 __all__ = ['PACKED_SCHEMA', 'PACK_HEADER', 'PACK_FILES', 'LRU', 'content_key', 'state_key', 'CacheStats', 'context_key',
            'EvalCache', 'open_corpus', 'Memo', 'offsets', 'blobs', 'Blobs', 'sorted_keys', 'text_keys', 'text_key',
            'Keyed', 'Names', 'record_key', 'record_of', 'pack_arrays', 'file_digest', 'pack_corpus', 'PackedCorpus',
-           'mapped', 'open_packed']
+           'damaged', 'stamp', 'check_files', 'mapped', 'open_packed']
 
 # %% ../nbs/08b_cache.ipynb #02a0216c
-import hashlib, json, os, shutil
+import hashlib, json, os, shutil, sys
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field as dfield, fields
@@ -119,7 +119,7 @@ def open_corpus(path) -> Corpus:
     c.__dict__["root"] = from_hex(mark.read_text(), 32, "verified root")   # fills the cached_property the check would have
     return c
 
-# %% ../nbs/08b_cache.ipynb #cfa4bb48
+# %% ../nbs/08b_cache.ipynb #5e970af8
 class Memo(dict):
     "A dict that starts over when it holds `size` entries: bounded, with no bookkeeping on a read (an LRU's costs ~1 us)."
     def __init__(self, size: int):
@@ -151,7 +151,7 @@ class Blobs(Sequence):
         i = int(i) % len(self)
         return self.decode(self.data[self.off[i]:self.off[i + 1]].tobytes())
 
-# %% ../nbs/08b_cache.ipynb #840a1aa5
+# %% ../nbs/08b_cache.ipynb #37155b65
 def sorted_keys(keys) -> np.ndarray:
     "Distinct byte-string keys, sorted, as numpy fixed-width bytes: the form np.searchsorted searches."
     keys = sorted(set(keys))
@@ -200,46 +200,49 @@ def record_key(rid) -> bytes|None:
 
 def record_of(b: bytes) -> int: return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
-# %% ../nbs/08b_cache.ipynb #ab240510
+# %% ../nbs/08b_cache.ipynb #75793587
 PACKED_SCHEMA = "coretex.packed-corpus.v1"
 PACK_HEADER = "header.json"
 
-def pack_arrays(c: Corpus) -> dict:
-    "name -> array: every file of the packed form but the header."
+def pack_arrays(c: Corpus):
+    "(name, array) of every file of the packed form but the header, in PACK_FILES order, each computed when asked for."
     pos = {e["id"]: i for i, e in enumerate(c.events)}      # the last event of an id, as Corpus.by_id keeps
-    ids = text_keys(pos)
+    yield "ids", (ids := text_keys(pos))
     rank = {k: i for i, k in enumerate(map(bytes.decode, ids))}
-    records = sorted((record_key(record_id(k)), rank[k]) for k in rank)
+    yield "id_pos", np.array([pos[k] for k in rank], np.int64)
+    yield "doc_ids", text_keys(c.doc_ids)
+    yield "doc_event", np.array([rank[c.doc_event[d]] for d in c.doc_ids], np.int64)
+    records = sorted((record_key(record_id(k)), i) for k, i in rank.items())
+    yield "records", sorted_keys([r for r, _ in records])
+    yield "record_event", np.array([i for _, i in records], np.int64)
     fs = FirstStage(c)
+    yield "vectors", np.ascontiguousarray(fs.doc_vecs, np.float32)
+    yield "inv_norms", fs.inv_norms
     vocab = sorted(fs.bm25.postings)
     post = [fs.bm25.postings[t] for t in vocab]
+    yield "vocab", text_keys(vocab)
+    yield "post.off", offsets([len(p[0]) for p in post])   # each term's slice of post.idx / post.w
+    yield "post.idx", np.concatenate([p[0] for p in post] or [np.zeros(0)]).astype(np.int64)
+    yield "post.w", np.concatenate([p[1] for p in post] or [np.zeros(0)]).astype(np.float64)
+    yield "hidden", np.array([i for i, e in enumerate(c.events) if e.get("split") == "eval_hidden"], np.int64)
     js = lambda x: json.dumps(x, separators=(",", ":")).encode()
-    inv, scopes = sorted(c.inverse.items()), sorted(c.owner_scopes.items())
-    out = {"ids": ids, "id_pos": np.array([pos[k] for k in rank], np.int64), "doc_ids": text_keys(c.doc_ids),
-           "doc_event": np.array([rank[c.doc_event[d]] for d in c.doc_ids], np.int64),
-           "records": sorted_keys([r for r, _ in records]), "record_event": np.array([i for _, i in records], np.int64),
-           "vectors": np.ascontiguousarray(fs.doc_vecs, np.float32), "inv_norms": fs.inv_norms, "vocab": text_keys(vocab),
-           "post.idx": np.concatenate([p[0] for p in post] or [np.zeros(0)]).astype(np.int64),
-           "post.w": np.concatenate([p[1] for p in post] or [np.zeros(0)]).astype(np.float64),
-           "hidden": np.array([i for i, e in enumerate(c.events) if e.get("split") == "eval_hidden"], np.int64),
-           "inv_keys": text_keys(k for k, _ in inv), "scope_keys": text_keys(k for k, _ in scopes)}
-    out["post.off"] = offsets([len(p[0]) for p in post])   # each term's slice of post.idx / post.w
-    out["events"], out["events.off"] = blobs([js(e) for e in c.events])
-    out["texts"], out["texts.off"] = blobs([c.docs[d].encode() for d in c.doc_ids])
-    out["inv_vals"], out["inv_vals.off"] = blobs([js(v) for _, v in inv])
-    out["scope_vals"], out["scope_vals.off"] = blobs([js(v) for _, v in scopes])
-    return out
+    for name, m in (("inv", c.inverse), ("scope", c.owner_scopes)):
+        items = sorted(m.items())
+        yield f"{name}_keys", text_keys(k for k, _ in items)
+        yield from zip((f"{name}_vals", f"{name}_vals.off"), blobs([js(v) for _, v in items]))
+    yield from zip(("events", "events.off"), blobs([js(e) for e in c.events]))
+    yield from zip(("texts", "texts.off"), blobs([c.docs[d].encode() for d in c.doc_ids]))
 
-PACK_FILES = ("ids", "id_pos", "doc_ids", "doc_event", "records", "record_event", "vectors", "inv_norms", "vocab", "post.idx", "post.w",
-              "post.off", "hidden", "inv_keys", "scope_keys", "events", "events.off", "texts", "texts.off", "inv_vals", "inv_vals.off",
-              "scope_vals", "scope_vals.off")
+PACK_FILES = ("ids", "id_pos", "doc_ids", "doc_event", "records", "record_event", "vectors", "inv_norms", "vocab", "post.off",
+              "post.idx", "post.w", "hidden", "inv_keys", "inv_vals", "inv_vals.off", "scope_keys", "scope_vals", "scope_vals.off",
+              "events", "events.off", "texts", "texts.off")
 
 def file_digest(path) -> str:
     "16-byte BLAKE2b of a file, read in chunks (memory stays flat however large the file)."
     with open(path, "rb") as f: return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
 
-def pack_corpus(c: Corpus, path) -> Path:
-    "Write `c` in the packed form into the new folder `path`; returns it."
+def pack_corpus(c: Corpus, path, progress: bool = False) -> Path:
+    "Write `c` in the packed form into the new folder `path` (a progress bar over its files if `progress`); returns it."
     path = Path(path)
     if path.exists(): raise CorpusError(f"{path}: already exists (a packed corpus is written into a new folder)")
     if c.layout is None: raise CorpusError("only a corpus with stored embeddings can be packed (embed it first: embed_corpus)")
@@ -247,7 +250,8 @@ def pack_corpus(c: Corpus, path) -> Path:
     tmp.mkdir(parents=True)
     try:
         files = {}
-        for name, a in pack_arrays(c).items():
+        from tqdm import tqdm
+        for name, a in tqdm(pack_arrays(c), "packing", len(PACK_FILES), unit="file", file=sys.stderr, disable=not progress):
             np.save(tmp / f"{name}.npy", a)
             files[name] = [(tmp / f"{name}.npy").stat().st_size, file_digest(tmp / f"{name}.npy")]
         header = {"schemaVersion": PACKED_SCHEMA, "corpusEpoch": c.corpus_epoch, "biEncoder": c.bi_encoder, "labelingModel": c.labeling_model,
@@ -259,7 +263,7 @@ def pack_corpus(c: Corpus, path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True); raise
     return path
 
-# %% ../nbs/08b_cache.ipynb #2cd63f49
+# %% ../nbs/08b_cache.ipynb #58daea5c
 @dataclass(frozen=True)
 class PackedCorpus(Corpus):
     "A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays."
@@ -295,35 +299,55 @@ class PackedCorpus(Corpus):
     def entity_owners(self) -> frozenset: return frozenset(self.header["entityOwners"])
     @property
     def hidden_events(self) -> list:
-        "The eval_hidden events, decoded on each call: kept, they would grow with the corpus."
+        "The eval_hidden events, decoded afresh on each call (kept, they would grow with the corpus)."
         return [self.events[i] for i in self.arrays["hidden"]]
+    def _postings(self, i: int) -> tuple:
+        "(doc indices, weights) of BM25 term i: slices of the mapped arrays, nothing copied."
+        a, b = self.arrays["post.off"][i:i + 2]
+        return self.arrays["post.idx"][a:b], self.arrays["post.w"][a:b]
     @cached_property
     def stage1(self) -> StageOneIndex:
         "Stage 1's vectors, norms and BM25 postings, as stored."
-        a = self.arrays
-        post = Keyed(a["vocab"], lambda i: (a["post.idx"][a["post.off"][i]:a["post.off"][i + 1]], a["post.w"][a["post.off"][i]:a["post.off"][i + 1]]))
-        return StageOneIndex(a["vectors"], a["inv_norms"], BM25Index.from_postings(len(self.doc_ids), post))
+        post = Keyed(self.arrays["vocab"], self._postings)
+        return StageOneIndex(self.arrays["vectors"], self.arrays["inv_norms"], BM25Index.from_postings(len(self.doc_ids), post))
 
-def mapped(folder: Path, name: str, size: int, digest: str) -> np.ndarray:
-    "One packed file, memory-mapped once its size and BLAKE2b match the header's."
-    f = folder / f"{name}.npy"
-    damaged = lambda why: CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
-    if not f.is_file(): raise damaged("is missing")
-    if f.stat().st_size != size: raise damaged(f"is {f.stat().st_size} bytes, the header says {size} (truncated?)")
-    if file_digest(f) != digest: raise damaged("does not match the BLAKE2b its header recorded")
+def damaged(folder: Path, name: str, why: str) -> CorpusError: return CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
+
+def stamp(f: Path) -> str:
+    "What changes when a file is rewritten or replaced: its size, modification time and inode."
+    st = f.stat()
+    return f"{f.name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+def check_files(folder: Path, raw_header: bytes, files: dict) -> None:
+    "Every file's size, then (unless this header and these very files passed before) its BLAKE2b, against the header."
+    for n, (size, _) in files.items():
+        f = folder / f"{n}.npy"
+        if not f.is_file(): raise damaged(folder, n, "is missing")
+        if f.stat().st_size != size: raise damaged(folder, n, f"is {f.stat().st_size} bytes, the header says {size} (truncated?)")
+    mark = cache_dir() / "verified-packs" / content_key(raw_header, *(stamp(folder / f"{n}.npy") for n in files)).hex()
+    if mark.exists(): return
+    for n, (_, digest) in files.items():
+        if file_digest(folder / f"{n}.npy") != digest: raise damaged(folder, n, "does not match the BLAKE2b its header recorded")
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+
+def mapped(folder: Path, name: str) -> np.ndarray:
+    "One checked packed file, memory-mapped."
     # a plain ndarray view of the map: numpy's memmap class adds ~1 us to every element read
-    try: return np.load(f, mmap_mode="r").view(np.ndarray)
-    except (OSError, ValueError) as e: raise damaged(f"does not read as an array ({e.__class__.__name__})") from None
+    try: return np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
+    except (OSError, ValueError) as e: raise damaged(folder, name, f"does not read as an array ({e.__class__.__name__})") from None
 
 def open_packed(path, memo: int = 4096) -> PackedCorpus:
-    "A packed corpus, every file checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded."
+    "A packed corpus, its files checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded."
     path = Path(path)
-    try: h = json.loads((path / PACK_HEADER).read_bytes())
+    try: raw = (path / PACK_HEADER).read_bytes(); h = json.loads(raw)
     except (OSError, ValueError): raise CorpusError(f"{path}: not a packed corpus (no readable {PACK_HEADER})") from None
     if not isinstance(h, dict) or h.get("schemaVersion") != PACKED_SCHEMA: raise CorpusError(f"{path}: {PACK_HEADER} is not a {PACKED_SCHEMA} header")
     try:
         files = {n: (int(h["files"][n][0]), str(h["files"][n][1])) for n in PACK_FILES}
-        meta = (int(h["corpusEpoch"]), tuple(h["entities"]), h["biEncoder"], h["labelingModel"], from_hex(h["corpusRoot"], 32, "corpusRoot"))
+        meta = (int(h["corpusEpoch"]), tuple(h["entities"]), h["biEncoder"], h["labelingModel"])
+        from_hex(h["corpusRoot"], 32, "corpusRoot")   # a root that does not parse is a damaged header, found now
     except (KeyError, IndexError, TypeError, ValueError): raise CorpusError(f"{path}: {PACK_HEADER} is damaged (a field is missing or malformed)") from None
-    a = {n: mapped(path, n, *f) for n, f in files.items()}
-    return PackedCorpus(Blobs(a["events"], a["events.off"], json.loads), *meta[:4], arrays=a, header=h, memo=memo)
+    check_files(path, raw, files)
+    a = {n: mapped(path, n) for n in PACK_FILES}
+    return PackedCorpus(Blobs(a["events"], a["events.off"], json.loads), *meta, arrays=a, header=h, memo=memo)

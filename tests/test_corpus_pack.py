@@ -4,6 +4,7 @@ vectors' 310 cases (every 10th, plus every case whose verdict is not a rejection
 corpus is refused with one line on the command line."""
 import gzip, json, shutil
 from functools import lru_cache
+import numpy as np
 import pytest
 from helpers import ROOT, run_cli
 from coretex.cache import PACK_HEADER, PackedCorpus, open_corpus, pack_corpus
@@ -17,6 +18,14 @@ from coretex.state import GENESIS
 VEC = ROOT.parent / "shared" / "vectors" / "coretex" / "evaluator"
 pytestmark = pytest.mark.skipif(not (VEC / "cases.json.gz").exists(), reason="../shared/vectors is not beside the checkout")
 EVERY = 10
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_cache(tmp_path_factory):
+    "The verified-pack marks go to a folder of this module's, not the user's cache."
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CORETEX_CACHE", str(tmp_path_factory.mktemp("cache")))
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +98,17 @@ def _damaged(forms, tmp_path, damage):
 def test_damaged_pack_refused(forms, tmp_path, damage, says):
     folder = _damaged(forms, tmp_path, damage)
     with pytest.raises(CorpusError, match=says): open_corpus(folder)
+
+
+def test_a_file_changed_after_a_verified_open_is_refused(forms, tmp_path):
+    folder = _damaged(forms, tmp_path, lambda d: None)
+    assert open_corpus(folder).root == forms[0].root          # checked in full, marked
+    assert open_corpus(folder).root == forms[0].root          # from the mark
+    f = folder / "doc_event.npy"
+    owners = np.load(f)
+    owners[-1] += 1
+    np.save(f, owners)                                          # the last document now owned by another event; same size
+    with pytest.raises(CorpusError, match="doc_event.npy does not match"): open_corpus(folder)
 
 
 def test_damaged_pack_one_line_on_the_command_line(forms, tmp_path):
