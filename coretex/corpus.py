@@ -110,6 +110,29 @@ class Corpus:
     def by_record(self) -> dict:
         "recordId -> event id, for resolving MemoryIndex slots."
         return {record_id(e["id"]): e["id"] for e in self.events}
+    @cached_property
+    def hidden_events(self) -> list:
+        "The eval_hidden events, in corpus order: the only events a hidden pack can draw."
+        return [e for e in self.events if e.get("split") == "eval_hidden"]
+    @cached_property
+    def inverse(self) -> dict:
+        "event id -> [(from event id, edge type)] over every corpus relation, in corpus order."
+        out = {}
+        for e in self.events:
+            for r in e.get("relations") or (): out.setdefault(r["other_id"], []).append((e["id"], r["edgeType"]))
+        return out
+    @cached_property
+    def entity_owners(self) -> frozenset:
+        "Every entity some event names as its owner."
+        return frozenset(e["ownerEntityId"] for e in self.events if e.get("ownerEntityId"))
+    @cached_property
+    def owner_scopes(self) -> dict:
+        "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order."
+        out = {}
+        for e in self.events:
+            for td in e["truthDocuments"]:
+                for ent in e.get("entityIds") or (): out.setdefault(ent, {}).setdefault(td["id"], e["id"])
+        return {k: sorted(v.items()) for k, v in out.items()}
     def queries(self, split: str|None = None) -> list:
         "Query events (not memory events), optionally of one split."
         return [e for e in self.events if not e["id"].startswith("mem_") and (split is None or e["split"] == split)]

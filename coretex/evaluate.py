@@ -5,17 +5,16 @@
 # %% auto #0
 __all__ = ['SCOPE_KEYS', 'NOISE_WORDS', 'FORCED', 'TOP_KEPT', 'embedded_corpus', 'StateView', 'temporal_marks',
            'decode_temporal_records', 'cross_checked', 'structural_validity', 'state_view', 'entity_registry',
-           'name_pattern', 'inverse_relations', 'pinned_bundle_hash', 'default_embedder', 'Evaluator',
-           'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1', 'name_in',
-           'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context',
-           'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event', 'role_aliases',
-           'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms', 'noise_intent', 'admit_policy_anchors',
-           'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs', 'validity_query', 'is_temporal_query',
-           'record_applies', 'lifecycle', 'temporal_bonus', 'admit_validity_records', 'Candidates', 'candidates',
-           'reranker_cap', 'memory_ir_header', 'memory_ir', 'bridge_texts', 'rendered_text', 'inherited_scores',
-           'atom_fires', 'evidence_targets', 'policy_bonuses', 'scope_bonuses', 'abstains', 'Ranking', 'route',
-           'rank_query', 'query_metrics', 'ranked', 'score_state', 'PackReport', 'EvalReport', 'seed_inputs_for',
-           'score_pack', 'run_pack', 'evaluate_patch', 'render_report']
+           'name_pattern', 'pinned_bundle_hash', 'default_embedder', 'Evaluator', 'EvaluationError', 'Candidate',
+           'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1', 'name_in', 'query_subjects', 'relation_intent',
+           'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context', 'public_scope', 'scope_matches',
+           'admit_event_truths', 'is_memory_event', 'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms',
+           'evidence_atoms', 'noise_intent', 'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions',
+           'category_lens_bfs', 'validity_query', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus',
+           'admit_validity_records', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir',
+           'bridge_texts', 'rendered_text', 'inherited_scores', 'atom_fires', 'evidence_targets', 'policy_bonuses',
+           'scope_bonuses', 'abstains', 'Ranking', 'route', 'rank_query', 'query_metrics', 'ranked', 'score_state',
+           'PackReport', 'EvalReport', 'seed_inputs_for', 'score_pack', 'run_pack', 'evaluate_patch', 'render_report']
 
 # %% ../nbs/08_evaluate.ipynb #7eba6825
 import math, re, sys
@@ -31,7 +30,7 @@ from .seeds import SeedInputs, eval_seed, draw_pack, load_manifest
 from .corpus import load_corpus, Corpus
 from .retrieval import Embedder, DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage, BM25Index
 from .rerank import EmbeddedReranker
-from .cache import EvalCache, content_key, context_key, state_key
+from .cache import EvalCache, PackedCorpus, content_key, context_key, state_key
 from .metrics import (load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics,
                              StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum)
 
@@ -108,19 +107,11 @@ def entity_registry(corpus: Corpus) -> tuple:
     "((id, names) per entity, generic ids): the reference's public policy entity registry."
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
                  tuple(r.lower() for r in e.get("roleAliases") or [] if isinstance(r, str) and r)) for e in corpus.entities)
-    owners = {e["ownerEntityId"] for e in corpus.events if e.get("ownerEntityId")}
-    return reg, frozenset(i for i, _, _ in reg if i in owners)
+    return reg, frozenset(i for i, _, _ in reg if i in corpus.entity_owners)
 
 def name_pattern(name: str) -> re.Pattern:
     "A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query."
     return re.compile(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", re.I)
-
-def inverse_relations(corpus: Corpus) -> dict:
-    "event id -> [(from event id, edge type)] over every corpus relation, in corpus order."
-    inv = {}
-    for e in corpus.events:
-        for r in e.get("relations") or (): inv.setdefault(r["other_id"], []).append((e["id"], r["edgeType"]))
-    return inv
 
 def pinned_bundle_hash() -> bytes:
     "The bundleHash field of the pinned v16 launch manifest."
@@ -141,16 +132,17 @@ class Evaluator:
         self.profile = profile or load_profile()
         self.pipeline, self.progress, p = self.profile.pipeline, progress, self.profile
         self.fs = FirstStage(self.corpus, embedder or default_embedder(self.corpus), p.first_stage_top_k, p.first_stage_mode,
-                             p.first_stage_dense_weight, p.first_stage_lexical_weight, progress)
+                             p.first_stage_dense_weight, p.first_stage_lexical_weight, progress,
+                             self.corpus.stage1 if isinstance(self.corpus, PackedCorpus) else None)
         self.reranker = reranker or EmbeddedReranker(self.fs)
         self.bundle_hash = bundle_hash or pinned_bundle_hash()
         self.registry, self.generic = entity_registry(self.corpus)
         self.name_patterns = [(i, [name_pattern(n) for n in names]) for i, names, _ in self.registry]
-        self.inverse = inverse_relations(self.corpus)
+        self.inverse = self.corpus.inverse
         self.cache = (cache or EvalCache.for_corpus(len(self.corpus.doc_ids))).bind(context_key(self.corpus.root, self.bundle_hash, self.profile, self.fs.embedder.name,
                                                                    self.reranker.name))
         self.fs._cache = self.cache.first_stage   # stage-1 lists and query vectors go to the bounded store
-        self._subjects, self._scopes = {}, None
+        self._subjects = {}
 
     def bicos(self, q: dict) -> np.ndarray:
         "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
@@ -209,16 +201,8 @@ def stage1_pool(ev: Evaluator, q: dict) -> tuple:
 
 # %% ../nbs/08_evaluate.ipynb #e5fe7cd6
 def owner_scope_index(ev: Evaluator) -> dict:
-    "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order."
-    if ev._scopes is None:
-        out, seen = {}, {}
-        for e in ev.corpus.events:
-            for td in e["truthDocuments"]:
-                if td["id"] not in ev.corpus.doc_index: continue
-                for ent in e.get("entityIds") or ():
-                    if td["id"] not in seen.setdefault(ent, set()): seen[ent].add(td["id"]); out.setdefault(ent, []).append((td["id"], e["id"]))
-        ev._scopes = {k: sorted(v) for k, v in out.items()}
-    return ev._scopes
+    "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index)."
+    return ev.corpus.owner_scopes
 
 def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
     "The owner-scoped stage-1 list: [(doc id, event id)], best first."
@@ -811,7 +795,7 @@ def seed_inputs_for(ev: Evaluator, epoch_secret: bytes, blockhash: bytes, epoch_
 def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "") -> tuple:
     "(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute."
     p = ev.profile
-    pack = draw_pack(seed, epoch_id, ev.corpus.events, p.pack_size, p.quotas, p.disabled_families)
+    pack = draw_pack(seed, epoch_id, ev.corpus.hidden_events, p.pack_size, p.quotas, p.disabled_families)
     return pack, score_state(ev, pack, parent, f"{which} parent"), score_state(ev, pack, child, f"{which} patched")
 
 def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackReport:

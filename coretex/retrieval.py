@@ -5,11 +5,12 @@
 # %% auto #0
 __all__ = ['DEFAULT_EMBEDDER', 'DETERMINISTIC_EMBEDDER', 'default_embedder_path', 'Embedder', 'DeterministicEmbedder', 'quantize',
            'embed_corpus', 'cache_dir', 'embed_cached', 'tokenize', 'BM25Index', 'top_k', 'ranked', 'dense_cosines',
-           'add_normalised', 'FirstStage']
+           'add_normalised', 'StageOneIndex', 'FirstStage']
 
 # %% ../nbs/06_retrieval.ipynb #4cc0d76a
 import hashlib, math, os, re, struct
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
 
@@ -115,6 +116,13 @@ class BM25Index:
             # the operation order is the reference's, so each weight is the same double
             self.postings[tok] = (idx, idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * dl[idx] / avg)))
 
+    @classmethod
+    def from_postings(cls, n: int, postings) -> "BM25Index":
+        "The index over `n` documents whose postings (term -> (doc indices, weights)) were computed before (a packed corpus's)."
+        out = cls.__new__(cls)
+        out.n, out.postings = n, postings
+        return out
+
     def scores(self, text: str) -> np.ndarray:
         "BM25 score of every document for the query `text` (0 where no term matches)."
         out = np.zeros(self.n)
@@ -151,20 +159,31 @@ def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weigh
     fused[idx] += weight * ((scores[idx] - lo) / span if span > 0 else 1.0)
 
 # %% ../nbs/06_retrieval.ipynb #4a3dabb3
+@dataclass(frozen=True)
+class StageOneIndex:
+    "What stage 1 reads of a corpus: document vectors in id order, their inverse norms (float32 values, as doubles), BM25."
+    doc_vecs: np.ndarray
+    inv_norms: np.ndarray
+    bm25: BM25Index
+
 class FirstStage:
     "The reference's hybrid first stage over a corpus's public index (documents in id order), cached per query."
     def __init__(self, corpus, embedder=None, top_k: int = 3200, mode: str = "hybrid", dense_weight: float = 1.0,
-                 lexical_weight: float = 1.0, progress: bool = False):
+                 lexical_weight: float = 1.0, progress: bool = False, index: StageOneIndex|None = None):
         if mode not in ("hybrid", "dense", "lexical"): raise ValueError(f"firstStageMode {mode!r} is not dense, lexical or hybrid")
         self.corpus, self.embedder, self.k, self.mode = corpus, embedder, top_k, mode
         self.dense_weight, self.lexical_weight = dense_weight, lexical_weight
-        texts = [corpus.docs[d] for d in corpus.doc_ids]
-        self.doc_vecs = self._doc_vectors(texts, progress)
-        sq = (self.doc_vecs.astype(np.float64) ** 2).sum(axis=1)
-        with np.errstate(divide="ignore"):
-            self.inv_norms = np.where(sq > 0, 1 / np.sqrt(sq), 0).astype(np.float32).astype(np.float64)
-        self.bm25 = BM25Index(texts)
+        ix = index or self._index(progress)
+        self.doc_vecs, self.inv_norms, self.bm25 = ix.doc_vecs, ix.inv_norms, ix.bm25
         self._cache = {}
+
+    def _index(self, progress) -> StageOneIndex:
+        texts = [self.corpus.docs[d] for d in self.corpus.doc_ids]
+        vecs = self._doc_vectors(texts, progress)
+        sq = (vecs.astype(np.float64) ** 2).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            inv = np.where(sq > 0, 1 / np.sqrt(sq), 0).astype(np.float32).astype(np.float64)
+        return StageOneIndex(vecs, inv, BM25Index(texts))
 
     def _doc_vectors(self, texts, progress) -> np.ndarray:
         if self.corpus.layout is None: return embed_cached(self.embedder, texts, progress)
