@@ -9,13 +9,14 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main', 'cmd_state_root', 'add_state_root',
            'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'make_reranker',
            'make_evaluator', 'print_refusal', 'cmd_evaluate', 'add_evaluate', 'cmd_evaluate_batch',
-           'add_evaluate_batch', 'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge',
-           'render_consensus', 'cmd_consensus', 'add_consensus', 'render_weights', 'cmd_weights', 'add_weights',
-           'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval',
-           'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve',
-           'cmd_coordinator_reveal', 'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work',
-           'add_coordinator_reveal', 'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay',
-           'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
+           'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator', 'ProgressEmbedder',
+           'progress_embedder', 'record_challenge', 'render_consensus', 'cmd_consensus', 'add_consensus',
+           'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service', 'add_consensus_service',
+           'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs', 'counting_jobs',
+           'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
+           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
+           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'cmd_demo', 'add_demo',
+           'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -102,8 +103,14 @@ def out_dir(path: str) -> str:
     return path
 
 def check_corpus_file(path) -> None:
-    "Refuse a --corpus that is missing, empty, not JSON or not an object with an `events` list (before any model loads)."
-    import gzip, zlib
+    "Refuse a --corpus file that is missing, empty, not JSON or not an object with an `events` list (before any model loads)."
+    import gzip, os, zlib
+    if os.path.isdir(path):   # a packed corpus: opening it checks its header and every file's size (and hash, once)
+        from coretex.cache import open_corpus
+        from coretex.corpus import CorpusError
+        try: open_corpus(path)
+        except (CorpusError, OSError) as e: raise CliError(f"--corpus {e}" if str(e).startswith(str(path)) else f"--corpus {path}: {e}") from None
+        return
     try:
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f: data = f.read()
     except (OSError, EOFError, zlib.error) as e: raise CliError(f"--corpus {path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
@@ -169,6 +176,7 @@ EXAMPLES = {
     "patch-apply": "coretex patch-apply genesis.bin 0x07010000...   (add --pipeline r4 for the plain mode)",
     "evaluate": "coretex evaluate --state genesis.bin --patch 0x07010000... --blockhash 0x<32 bytes of a mined block's hash> --json",
     "evaluate-batch": "coretex evaluate-batch patches.jsonl --workers 2",
+    "corpus-pack": "coretex corpus-pack corpus.json.gz corpus.packed   (then --corpus corpus.packed)",
     "consensus": "coretex consensus responses.jsonl --out reports/",
     "weights": "coretex weights --since 24h --alpha 0.3",
     "consensus-service": "coretex consensus-service --interval 1800s --for 2h",
@@ -284,9 +292,9 @@ def make_reranker(spec: str, first_stage):
 # %% ../nbs/09_cli.ipynb #a1c90026
 def make_evaluator(args, bundle: bytes|None):
     "The Evaluator `evaluate` scores with: --corpus, --reranker and the seeds' bundleHash, with progress per pack."
-    from coretex.corpus import load_corpus
+    from coretex.cache import open_corpus
     from coretex.evaluate import Evaluator, embedded_corpus
-    corpus = load_corpus(args.corpus) if args.corpus else embedded_corpus()
+    corpus = open_corpus(args.corpus) if args.corpus else embedded_corpus()
     rr = make_reranker(args.reranker, None) if args.reranker != "embedded" else None
     return Evaluator(corpus, reranker=rr, progress=show_progress(args), bundle_hash=bundle)
 
@@ -326,7 +334,7 @@ def add_evaluate(sub):
     p.add_argument("--blockhash", required=True, metavar="HEX", help="hash of the target block")
     p.add_argument("--epoch-secret", default="0x" + "00" * 32, metavar="HEX")
     p.add_argument("--epoch-id", default="0", metavar="N")
-    p.add_argument("--corpus", help="production-corpus JSON(.gz) (default: the embedded corpus)")
+    p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder (default: the embedded corpus)")
     p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
     p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -356,11 +364,30 @@ def add_evaluate_batch(sub):
     p.add_argument("patches", metavar="PATCHES.jsonl", help="one object per line: parent, patch, blockhash, epochSecret, epochId")
     p.add_argument("--workers", type=int, default=2, help="Ray workers (default 2; 0: sequential in this process, no Ray)")
     p.add_argument("--ray-address", help="a Ray cluster (ray://host:10001 or auto); default: a local Ray started in-process")
-    p.add_argument("--corpus", help="production-corpus JSON(.gz), at the same path on every node (default: the embedded corpus)")
+    p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder, at the same path on every node (default: the embedded corpus)")
     p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
     p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate_batch)
+
+# %% ../nbs/09_cli.ipynb #83121c29
+def cmd_corpus_pack(args):
+    "Pack a production-format corpus (stored embeddings) into a new folder of memory-mapped arrays; one summary line."
+    import os
+    from coretex.cache import open_corpus, pack_corpus
+    from coretex.corpus import CorpusError
+    if os.path.exists(args.out): raise CliError(f"{args.out}: already exists (a packed corpus is written into a new folder)")
+    check_corpus_file(args.corpus)
+    try: corpus = open_corpus(args.corpus); out = pack_corpus(corpus, args.out, progress=show_progress(args))
+    except (CorpusError, OSError) as e: raise CliError(f"{args.corpus}: {e}") from None
+    print(f"{out}: {len(corpus.events)} events, {len(corpus.doc_ids)} documents, corpusRoot {to_hex(corpus.root)}")
+
+def add_corpus_pack(sub):
+    p = sub.add_parser("corpus-pack", help="write a corpus with stored embeddings in the packed, memory-mapped form")
+    p.add_argument("corpus", metavar="CORPUS", help="production-corpus JSON(.gz) with stored embeddings")
+    p.add_argument("out", metavar="OUT", help="the packed corpus folder to create (must not exist)")
+    p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    p.set_defaults(func=cmd_corpus_pack)
 
 # %% ../nbs/09_cli.ipynb #a1c90031
 def _open_store(args):
@@ -720,5 +747,5 @@ def add_docs(sub):
     p.set_defaults(func=cmd_docs)
 
 # %% ../nbs/09_cli.ipynb #880881bb
-COMMANDS = (add_demo, add_state_root, add_patch_apply, add_evaluate, add_evaluate_batch, add_consensus, add_weights,
+COMMANDS = (add_demo, add_state_root, add_patch_apply, add_evaluate, add_evaluate_batch, add_corpus_pack, add_consensus, add_weights,
             add_consensus_service, add_beliefs, add_coordinator, add_replay, add_seeds, add_docs)
