@@ -290,6 +290,7 @@ class FieldIndex:
     "One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms."
     def __init__(self, docs: dict|None = None):
         self.post, self.tokens, self.norm, self.df, self.keyed, self.total = {}, {}, {}, {}, {}, 0
+        self.shapes = {}     # (first two characters, length) -> how many dictionary terms have that shape
         self.expanded = {}   # (query term, fuzzy) -> expansions, valid while the term dictionary stays the same
         for d, toks in (docs or {}).items(): self.add(d, toks)
 
@@ -306,6 +307,7 @@ class FieldIndex:
                 if self.df[t] == 1:
                     self.expanded.clear()
                     for k in fuzzy_keys(t, len(t)): self.keyed.setdefault(k, set()).add(t)
+                    shape = (t[:FUZZY_PREFIX], len(t)); self.shapes[shape] = self.shapes.get(shape, 0) + 1
             p[doc] = p.get(doc, 0) + 1
 
     def remove(self, doc) -> None:
@@ -322,6 +324,8 @@ class FieldIndex:
             del self.df[t]
             self.expanded.clear()
             for k in fuzzy_keys(t, len(t)): self.keyed[k].discard(t)
+            shape = (t[:FUZZY_PREFIX], len(t)); self.shapes[shape] -= 1
+            if not self.shapes[shape]: del self.shapes[shape]
 
     @property
     def n(self) -> int: return len(self.tokens)
@@ -350,14 +354,18 @@ def edit_distance_le1(a: str, b: str) -> int|None:
 def expand(term: str, index: FieldIndex, fuzzy: bool, max_expansions: int = 50) -> list:
     "(indexed term, similarity) pairs a query term matches (one edit at most, the prefix exact)."
     if not fuzzy or len(term) <= FUZZY_PREFIX: return [(term, 1.0)] if term in index.df else []
-    out, seen = [], set()
-    # one edit changes the length by at most one: three lengths, two filing keys each
+    out, seen, keyed, pre = [], set(), index.keyed, term[:FUZZY_PREFIX]
+    # one edit changes the length by at most one: three lengths, two filing keys each; a length at which no dictionary
+    # term has this prefix is skipped before any key is built (most are: this runs for every new query term)
     for n in (len(term) - 1, len(term), len(term) + 1):
-        for t in set().union(*(index.keyed.get(k, ()) for k in fuzzy_keys(term, n))) - seen:
-            seen.add(t)
-            ed = edit_distance_le1(term, t)
-            if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term))))
-    return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions]
+        if (pre, n) not in index.shapes: continue
+        for k in fuzzy_keys(term, n):
+            for t in keyed.get(k, ()):
+                if t in seen: continue
+                seen.add(t)
+                ed = edit_distance_le1(term, t)
+                if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term))))
+    return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions] if len(out) > 1 else out
 
 def idf(n: int, df: int) -> float: return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
