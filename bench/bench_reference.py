@@ -23,7 +23,7 @@ token-overlap reranker. Agreement per patch: outcome, reason, and each scored pa
 before ppm, after ppm).
 Run: python bench/bench_reference.py [--patches N] [--reference-cmd "node driver.mjs"] [--peer-budget SECONDS]
 """
-import argparse, gzip, json, random, shlex, shutil, subprocess, sys, time
+import argparse, contextlib, gzip, json, random, shlex, shutil, subprocess, sys, time
 from coretex.cache import EvalCache
 from coretex.corpus import load_corpus
 from coretex.demo import abstention_patch
@@ -87,6 +87,15 @@ def run_coretex(ev: Evaluator, todo: list, states: dict, label: str) -> tuple:
     return reps, secs
 
 
+def ask(proc: subprocess.Popen, job: dict) -> str:
+    "The peer's answer line to one job; empty if it has ended."
+    try:
+        proc.stdin.write(json.dumps(job) + "\n")
+        proc.stdin.flush()
+    except BrokenPipeError: return ""
+    return proc.stdout.readline()
+
+
 def run_peer(cmd: str, todo: list, states: dict, budget: float, out: list, ended: list) -> None:
     "Feed jobs to the peer one at a time, appending its answers to `out`, until done or past `budget` seconds; why it stopped early goes to `ended`."
     proc = subprocess.Popen(shlex.split(cmd), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -97,16 +106,17 @@ def run_peer(cmd: str, todo: list, states: dict, budget: float, out: list, ended
                 ended.append(f"stopped at --peer-budget {budget:.0f}s")
                 break
             job = {x: j[x] for x in ("id", "parentRoot", "patch", "epochSecret", "blockhash", "epochId")}
-            proc.stdin.write(json.dumps({**job, "parentState": state_bytes(states[j["parentRoot"]]).hex()}) + "\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
+            line = ask(proc, {**job, "parentState": state_bytes(states[j["parentRoot"]]).hex()})
             if not line:
                 ended.append(f"the command ended after {k - 1} jobs (exit {proc.wait()})")
                 break
-            out.append(json.loads(line))
+            try: out.append(json.loads(line))
+            except json.JSONDecodeError:
+                ended.append(f"answer {k} is not a JSON line: {line[:80]!r}")
+                break
             progress("reference", k, len(todo), t0)
     finally:
-        proc.stdin.close()
+        with contextlib.suppress(BrokenPipeError): proc.stdin.close()
         proc.wait()
 
 
@@ -126,11 +136,11 @@ def per_patch(secs: list) -> str: return f"{sum(secs) / len(secs):.3f}s per patc
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--patches", type=int, default=1000, help="jobs to generate and evaluate (default 1,000)")
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--uncached", type=int, help="only the first M jobs are also evaluated with caches off (default: all)")
-    ap.add_argument("--reference-cmd", help="the peer: a command speaking the JSON-lines contract above")
+    ap.add_argument("--reference-cmd", help="the peer: a command speaking the JSON-lines contract described above")
     ap.add_argument("--peer-budget", type=float, default=float("inf"), help="stop feeding the peer after this many seconds")
     a = ap.parse_args()
     a.uncached = a.patches if a.uncached is None else a.uncached
