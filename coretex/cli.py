@@ -7,8 +7,8 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'epoch_number', 'CliParser', 'int_in', 'unit_float', 'url', 'read_state_file', 'out_dir',
            'check_corpus_file', 'read_jsonl', 'parse_duration', 'show_progress', 'progress_bar', 'bar_log',
            'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main', 'cmd_state_root', 'add_state_root',
-           'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'make_reranker',
-           'make_evaluator', 'print_refusal', 'cmd_evaluate', 'add_evaluate', 'cmd_evaluate_batch',
+           'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'check_reranker_spec',
+           'make_reranker', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'add_evaluate', 'cmd_evaluate_batch',
            'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator', 'ProgressEmbedder',
            'progress_embedder', 'record_challenge', 'render_consensus', 'cmd_consensus', 'add_consensus',
            'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service', 'add_consensus_service',
@@ -280,13 +280,18 @@ def add_seeds(sub):
     p.set_defaults(func=cmd_seeds)
 
 # %% ../nbs/09_cli.ipynb #44f4097c
+def check_reranker_spec(spec: str) -> None:
+    "Refuse a --reranker that names an empty directory, before anything else is read or loaded."
+    from pathlib import Path
+    if spec not in ("embedded", "token-overlap", "qwen") and Path(spec).is_dir() and not any(Path(spec).iterdir()):
+        raise CliError(f"--reranker {spec}: the directory is empty")
+
 def make_reranker(spec: str, first_stage):
     "The reranker named on the command line: 'embedded', 'token-overlap', 'qwen' (the pinned model) or a model directory."
     from coretex.rerank import EmbeddedReranker, QwenReranker, TokenOverlapReranker
     if spec == "embedded": return EmbeddedReranker(first_stage)
     if spec == "token-overlap": return TokenOverlapReranker()
-    from pathlib import Path
-    if spec != "qwen" and Path(spec).is_dir() and not any(Path(spec).iterdir()): raise CliError(f"--reranker {spec}: the directory is empty")
+    check_reranker_spec(spec)
     return QwenReranker() if spec == "qwen" else QwenReranker(spec)
 
 # %% ../nbs/09_cli.ipynb #a1c90026
@@ -312,6 +317,7 @@ def cmd_evaluate(args):
     from coretex.rerank import RerankerUnavailable
     from coretex.corpus import CorpusError
     if args.corpus: check_corpus_file(args.corpus)
+    check_reranker_spec(args.reranker)
     parent = read_state_file(args.state)
     blockhash, secret = hex32(args.blockhash, "--blockhash"), hex32(args.epoch_secret, "--epoch-secret")
     bundle, epoch = optional_hex32(args.bundle_hash, "--bundle-hash"), epoch_number(args.epoch_id)
