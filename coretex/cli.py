@@ -637,9 +637,10 @@ def cmd_coordinator_serve(args):
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         threading.Thread(target=work, args=(coord, stop), kwargs={"log": say}, daemon=True).start()
         say(f"coordinator listening on http://{args.host}:{http.port} (signer {coord.signer.address})")
-        http.run()
-        say("coordinator stopped")
+        http.run()   # waitress's loop takes a signal's SystemExit itself and returns
+    except (SystemExit, KeyboardInterrupt): pass   # the same signal landing just outside that loop: the same clean stop
     finally: stop.set(); close()
+    say("coordinator stopped")
 
 # %% ../nbs/09_cli.ipynb #a1c90050
 def cmd_coordinator_reveal(args):
