@@ -12,7 +12,7 @@ __all__ = ['PACKED_SCHEMA', 'PACK_HEADER', 'POOL_KEYS', 'PACK_FILES', 'LRU', 'co
 import hashlib, json, os, shutil, sys
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field as dfield, fields
+from dataclasses import dataclass, field as dfield, fields, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -82,6 +82,7 @@ class EvalCache:
     scores: LRU
     cosines: LRU
     context: bytes|None = None
+    reuse: bool = True   # False: every ranking is computed from scratch
 
     @classmethod
     def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 32768, scores: int = 1 << 20, cosines: int = 64):
@@ -93,7 +94,7 @@ class EvalCache:
         return cls.sized(cosines=min(65536, max(8, cosine_bytes // (8 * max(n_docs, 1)))))
 
     @classmethod
-    def none(cls): return cls.sized(1, 1, 1, 1, 1)
+    def none(cls): return replace(cls.sized(1, 1, 1, 1, 1), reuse=False)
 
     def bind(self, context: bytes) -> "EvalCache":
         "This cache, now serving `context`; refused if it holds another context's results."
