@@ -8,12 +8,12 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'check_corpus_file', 'read_jsonl', 'parse_duration', 'show_progress', 'progress_bar', 'bar_log',
            'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main', 'cmd_state_root', 'add_state_root',
            'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'check_reranker_spec',
-           'make_reranker', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'add_evaluate', 'cmd_evaluate_batch',
-           'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator', 'ProgressEmbedder',
-           'progress_embedder', 'record_challenge', 'render_consensus', 'cmd_consensus', 'add_consensus',
-           'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service', 'add_consensus_service',
-           'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs', 'counting_jobs',
-           'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
+           'make_reranker', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors',
+           'add_evaluate', 'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack',
+           'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus',
+           'cmd_consensus', 'add_consensus', 'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service',
+           'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs',
+           'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
            'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
            'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'cmd_demo', 'add_demo',
            'cmd_docs', 'add_docs']
@@ -313,9 +313,6 @@ def print_refusal(e, as_json: bool) -> int:
 # %% ../nbs/09_cli.ipynb #a1c9002a
 def cmd_evaluate(args):
     from coretex.patch import parse_patch_hex, decode_patch, PatchError
-    from coretex.seeds import SeedError, PackError
-    from coretex.rerank import RerankerUnavailable
-    from coretex.corpus import CorpusError
     if args.corpus: check_corpus_file(args.corpus)
     check_reranker_spec(args.reranker)
     parent = read_state_file(args.state)
@@ -323,16 +320,30 @@ def cmd_evaluate(args):
     bundle, epoch = optional_hex32(args.bundle_hash, "--bundle-hash"), epoch_number(args.epoch_id)
     try: decode_patch(patch := parse_patch_hex(args.patch))
     except PatchError as e: return print_refusal(e, args.json)   # before torch, the corpus and the model load: refused at once
-    from coretex.evaluate import evaluate_patch, render_report, EvaluationError
+    from coretex.evaluate import evaluate_patch, render_report
     try:
         ev = make_evaluator(args, bundle)
         rep = evaluate_patch(ev, parent, patch, blockhash, secret, epoch)
     except PatchError as e: return print_refusal(e, args.json)
-    except (SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
+    except evaluation_errors() as e: raise CliError(str(e)) from None
     if args.json: print(json.dumps(dict(rep.to_json(), reranker=ev.reranker.name), sort_keys=True, separators=(",", ":")))
     else: print(render_report(rep, ev.reranker.name))
 
 # %% ../nbs/09_cli.ipynb #a1c9002b
+def evaluator_options(p, corpus_where: str = "") -> None:
+    "--corpus, --reranker and --bundle-hash: the Evaluator's inputs, the same for one patch and for a queue."
+    p.add_argument("--corpus", help=f"production-corpus JSON(.gz) or a packed corpus folder{corpus_where} (default: the embedded corpus)")
+    p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
+    p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
+
+def evaluation_errors() -> tuple:
+    "What building an Evaluator and scoring can raise about its inputs: each becomes one line naming the input (imported late: torch stays unloaded until needed)."
+    from coretex.seeds import SeedError, PackError
+    from coretex.rerank import RerankerUnavailable
+    from coretex.corpus import CorpusError
+    from coretex.evaluate import EvaluationError
+    return SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError
+
 def add_evaluate(sub):
     p = sub.add_parser("evaluate", help="score a patch on hidden Gate and Confirm packs and print the verdict")
     p.add_argument("--state", required=True, help="parent state file (raw or hex)")
@@ -340,9 +351,7 @@ def add_evaluate(sub):
     p.add_argument("--blockhash", required=True, metavar="HEX", help="hash of the target block")
     p.add_argument("--epoch-secret", default="0x" + "00" * 32, metavar="HEX")
     p.add_argument("--epoch-id", default="0", metavar="N")
-    p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder (default: the embedded corpus)")
-    p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
-    p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
+    evaluator_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate)
@@ -351,17 +360,13 @@ def add_evaluate(sub):
 def cmd_evaluate_batch(args):
     "A queue of patches (PATCHES.jsonl, schema in 08c_batch), evaluated on Ray: one JSON line per patch, in input order."
     from coretex.batch import BatchError, EvaluatorSpec, read_jobs, evaluate_sequential, evaluate_on_ray, ray_module
-    from coretex.seeds import SeedError, PackError
-    from coretex.rerank import RerankerUnavailable
-    from coretex.corpus import CorpusError
-    from coretex.evaluate import EvaluationError
     if args.workers < 0: raise CliError(f"--workers {args.workers}: expected 0 (sequential, no Ray) or more")
     bundle, show = optional_hex32(args.bundle_hash, "--bundle-hash"), show_progress(args)
     try:
         if args.workers: ray_module()   # refuse before reading a long queue
         jobs, spec = read_jobs(args.patches), EvaluatorSpec(args.corpus, args.reranker, bundle)
         results = evaluate_on_ray(spec, jobs, args.workers, args.ray_address, progress=show) if args.workers else evaluate_sequential(spec, jobs, show)
-    except (BatchError, SeedError, PackError, CorpusError, RerankerUnavailable, EvaluationError, OSError) as e: raise CliError(str(e)) from None
+    except (BatchError, *evaluation_errors()) as e: raise CliError(str(e)) from None
     for r in results: print(json.dumps(r.to_json(), sort_keys=True, separators=(",", ":")))
 
 # %% ../nbs/09_cli.ipynb #a1c9002f
@@ -370,9 +375,7 @@ def add_evaluate_batch(sub):
     p.add_argument("patches", metavar="PATCHES.jsonl", help="one object per line: parent, patch, blockhash, epochSecret, epochId")
     p.add_argument("--workers", type=int, default=2, help="Ray workers (default 2; 0: sequential in this process, no Ray)")
     p.add_argument("--ray-address", help="a Ray cluster (ray://host:10001 or auto); default: a local Ray started in-process")
-    p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder, at the same path on every node (default: the embedded corpus)")
-    p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
-    p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
+    evaluator_options(p, ", at the same path on every node")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
     p.set_defaults(func=cmd_evaluate_batch)
 
