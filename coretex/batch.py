@@ -71,7 +71,7 @@ class EvaluatorSpec:
     def build(self) -> Evaluator:
         from coretex.cache import open_corpus
         from coretex.evaluate import embedded_corpus
-        from coretex.cli import make_reranker
+        from coretex.rerank import make_reranker
         rr = make_reranker(self.reranker, None) if self.reranker != "embedded" else None   # embedded: the evaluator's own stage 1
         return Evaluator(open_corpus(self.corpus) if self.corpus else embedded_corpus(), reranker=rr, bundle_hash=self.bundle_hash)
 

@@ -7,11 +7,11 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'epoch_number', 'CliParser', 'int_in', 'unit_float', 'url', 'read_state_file', 'out_dir',
            'check_corpus_file', 'read_jsonl', 'parse_duration', 'show_progress', 'progress_bar', 'bar_log',
            'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main', 'cmd_state_root', 'add_state_root',
-           'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'check_reranker_spec',
-           'make_reranker', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors',
-           'add_evaluate', 'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack',
-           'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus',
-           'cmd_consensus', 'add_consensus', 'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service',
+           'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'make_evaluator',
+           'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors', 'add_evaluate',
+           'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator',
+           'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus', 'cmd_consensus',
+           'add_consensus', 'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service',
            'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs',
            'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
            'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
@@ -279,26 +279,12 @@ def add_seeds(sub):
     p.add_argument("--epoch-id", required=True, metavar="N")
     p.set_defaults(func=cmd_seeds)
 
-# %% ../nbs/09_cli.ipynb #44f4097c
-def check_reranker_spec(spec: str) -> None:
-    "Refuse a --reranker that names an empty directory, before anything else is read or loaded."
-    from pathlib import Path
-    if spec not in ("embedded", "token-overlap", "qwen") and Path(spec).is_dir() and not any(Path(spec).iterdir()):
-        raise CliError(f"--reranker {spec}: the directory is empty")
-
-def make_reranker(spec: str, first_stage):
-    "The reranker named on the command line: 'embedded', 'token-overlap', 'qwen' (the pinned model) or a model directory."
-    from coretex.rerank import EmbeddedReranker, QwenReranker, TokenOverlapReranker
-    if spec == "embedded": return EmbeddedReranker(first_stage)
-    if spec == "token-overlap": return TokenOverlapReranker()
-    check_reranker_spec(spec)
-    return QwenReranker() if spec == "qwen" else QwenReranker(spec)
-
 # %% ../nbs/09_cli.ipynb #a1c90026
 def make_evaluator(args, bundle: bytes|None):
     "The Evaluator `evaluate` scores with: --corpus, --reranker and the seeds' bundleHash, with progress per pack."
     from coretex.cache import open_corpus
     from coretex.evaluate import Evaluator, embedded_corpus
+    from coretex.rerank import make_reranker
     corpus = open_corpus(args.corpus) if args.corpus else embedded_corpus()
     rr = make_reranker(args.reranker, None) if args.reranker != "embedded" else None
     return Evaluator(corpus, reranker=rr, progress=show_progress(args), bundle_hash=bundle)
@@ -314,7 +300,9 @@ def print_refusal(e, as_json: bool) -> int:
 def cmd_evaluate(args):
     from coretex.patch import parse_patch_hex, decode_patch, PatchError
     if args.corpus: check_corpus_file(args.corpus)
-    check_reranker_spec(args.reranker)
+    from coretex.rerank import check_reranker_spec, RerankerUnavailable
+    try: check_reranker_spec(args.reranker)
+    except RerankerUnavailable as e: raise CliError(f"--reranker {e}") from None
     parent = read_state_file(args.state)
     blockhash, secret = hex32(args.blockhash, "--blockhash"), hex32(args.epoch_secret, "--epoch-secret")
     bundle, epoch = optional_hex32(args.bundle_hash, "--bundle-hash"), epoch_number(args.epoch_id)
