@@ -4,19 +4,19 @@
 
 # %% auto #0
 __all__ = ['SCOPE_KEYS', 'ENTITY_ATOM_SLOTS', 'SCOPE_ATOM_SLOTS', 'NOISE_WORDS', 'FORCED', 'TOP_KEPT', 'embedded_corpus',
-           'StateView', 'temporal_marks', 'decode_temporal_records', 'cross_checked', 'structural_validity',
+           'temporal_marks', 'decode_temporal_records', 'cross_checked', 'structural_validity', 'StateView',
            'state_view', 'entity_registry', 'name_pattern', 'pinned_bundle_hash', 'default_embedder', 'Evaluator',
            'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1', 'name_in',
-           'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent', 'QueryContext', 'query_context',
-           'subjects_of', 'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event', 'role_aliases',
+           'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent', 'subjects_of', 'QueryContext',
+           'query_context', 'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event', 'role_aliases',
            'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms', 'noise_intent', 'admit_policy_anchors',
            'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs', 'validity_query', 'is_temporal_query',
            'record_applies', 'lifecycle', 'temporal_bonus', 'admit_validity_records', 'Candidates', 'candidates',
            'reranker_cap', 'memory_ir_header', 'memory_ir', 'bridge_texts', 'rendered_text', 'inherited_scores',
-           'atom_fires', 'evidence_targets', 'policy_bonuses', 'scope_bonuses', 'evidence_path', 'abstains', 'Ranking',
-           'route', 'Ordered', 'order_query', 'vote', 'rank_query', 'query_metrics', 'ViewReads', 'view_reads',
-           'ranking_key', 'ranked', 'score_state', 'PackReport', 'EvalReport', 'seed_inputs_for', 'score_pack',
-           'run_pack', 'evaluate_patch', 'render_report']
+           'atom_fires', 'evidence_targets', 'scope_bonuses', 'policy_bonuses', 'evidence_path', 'abstains', 'route',
+           'Ranking', 'Ordered', 'order_query', 'vote', 'rank_query', 'query_metrics', 'ViewReads', 'view_reads',
+           'ranking_key', 'ranked', 'score_state', 'seed_inputs_for', 'score_pack', 'PackReport', 'run_pack',
+           'EvalReport', 'evaluate_patch', 'render_report']
 
 # %% ../nbs/08_evaluate.ipynb #7eba6825
 import math, re, sys
@@ -36,13 +36,50 @@ from .cache import EvalCache, PackedCorpus, content_key, context_key
 from .metrics import (load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics,
                              StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum)
 
-# %% ../nbs/08_evaluate.ipynb #bde67754
+# %% ../nbs/08_evaluate.ipynb #3d2e7740
 def embedded_corpus() -> Corpus:
     "The generated corpus shipped in coretex.fixtures."
     from importlib.resources import files, as_file
     with as_file(files("coretex.fixtures").joinpath("corpus-small.json.gz")) as p: return load_corpus(p)
 
-# %% ../nbs/08_evaluate.ipynb #1c3a7d57
+# %% ../nbs/08_evaluate.ipynb #24b5c78d
+def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
+    "(current, stale) event ids from the temporal records."
+    cur, stale = {}, {}
+    ev = lambda s: by_record.get(slots[s].record_id) if s in slots else None
+    for t in records:
+        e = ev(t.memory_slot)
+        if e is None: continue
+        if t.current_stale:
+            stale[e] = True
+            if t.superseded_by != 0xFF and ev(t.superseded_by): cur[ev(t.superseded_by)] = True
+        else: cur[e] = True
+    return frozenset(cur), frozenset(stale)
+
+# %% ../nbs/08_evaluate.ipynb #a1ce151b
+def decode_temporal_records(words):
+    "Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check."
+    def one(r, w):
+        if field(w, 151, 0): return None
+        t = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160), bool(field(w, 159, 152) & 1))
+        return None if t.valid_from > t.valid_until else t
+    return scan(words[800:896], one)
+
+# %% ../nbs/08_evaluate.ipynb #fc90b54f
+def cross_checked(records, slots: dict) -> list:
+    "Records whose slot exists and, if stale, is revoked."
+    return [t for t in records if t.memory_slot in slots and (not t.current_stale or slots[t.memory_slot].revoked)]
+
+# %% ../nbs/08_evaluate.ipynb #ce2d9dc9
+def structural_validity(words, sub) -> float:
+    "The reference's structural validity of a decoded state."
+    own = decode_temporal_records(words)
+    folded = decode_temporal(words, sub.slots)   # coretex's count, replaced by the reference's below
+    attempts = sub.attempts + len(own.items)
+    failures = sub.failures - folded.failures + own.failures + len(own.items) - len(cross_checked(own.items, sub.slots))
+    return 1.0 if attempts <= 0 else max(0.0, 1 - failures / attempts)
+
+# %% ../nbs/08_evaluate.ipynb #a5c66bab
 @dataclass(frozen=True)
 class StateView:
     "What routing reads from one state, resolved against the corpus."
@@ -58,41 +95,6 @@ class StateView:
     @cached_property
     def reads(self) -> "ViewReads": return view_reads(self)   # the content keys rankings are reused under (below)
 
-def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
-    "(current, stale) event ids from the temporal records (RB 1596-1615)."
-    cur, stale = {}, {}
-    ev = lambda s: by_record.get(slots[s].record_id) if s in slots else None
-    for t in records:
-        e = ev(t.memory_slot)
-        if e is None: continue
-        if t.current_stale:
-            stale[e] = True
-            if t.superseded_by != 0xFF and ev(t.superseded_by): cur[ev(t.superseded_by)] = True
-        else: cur[e] = True
-    return frozenset(cur), frozenset(stale)
-
-# %% ../nbs/08_evaluate.ipynb #10d257fc
-def decode_temporal_records(words):
-    "Temporal records that decode on their own (RB decodeTemporal), before any cross-region check."
-    def one(r, w):
-        if field(w, 151, 0): return None
-        t = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160), bool(field(w, 159, 152) & 1))
-        return None if t.valid_from > t.valid_until else t
-    return scan(words[800:896], one)
-
-def cross_checked(records, slots: dict) -> list:
-    "Records whose slot exists and, if stale, is revoked."
-    return [t for t in records if t.memory_slot in slots and (not t.current_stale or slots[t.memory_slot].revoked)]
-
-def structural_validity(words, sub) -> float:
-    "The reference's structural validity of a decoded state."
-    own = decode_temporal_records(words)
-    folded = decode_temporal(words, sub.slots)   # coretex's count, replaced by the reference's below
-    attempts = sub.attempts + len(own.items)
-    failures = sub.failures - folded.failures + own.failures + len(own.items) - len(cross_checked(own.items, sub.slots))
-    return 1.0 if attempts <= 0 else max(0.0, 1 - failures / attempts)
-
-# %% ../nbs/08_evaluate.ipynb #c0e79f2f
 def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
     "Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus."
     sub = decode_substrate(words, pipeline)
@@ -106,22 +108,25 @@ def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
     return StateView(anchors, frozenset(s for s, m in live.items() if m.policy_anchor), {s: m.family for s, m in sub.slots.items()},
                      cur, stale, tuple(sub.lenses), sub.atoms, structural_validity(words, sub), answer_slots)
 
-# %% ../nbs/08_evaluate.ipynb #a6eba4d4
+# %% ../nbs/08_evaluate.ipynb #2a63e44e
 def entity_registry(corpus: Corpus) -> tuple:
     "((id, names) per entity, generic ids): the reference's public policy entity registry."
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
                  tuple(r.lower() for r in e.get("roleAliases") or [] if isinstance(r, str) and r)) for e in corpus.entities)
     return reg, frozenset(i for i, _, _ in reg if i in corpus.entity_owners)
 
+# %% ../nbs/08_evaluate.ipynb #b0e315db
 def name_pattern(name: str) -> re.Pattern:
     "A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query."
     return re.compile(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", re.I)
 
+# %% ../nbs/08_evaluate.ipynb #780ee91e
 def pinned_bundle_hash() -> bytes:
     "The bundleHash field of the pinned v16 launch manifest."
     from coretex.keccak import from_hex
     return from_hex(load_manifest()["bundleHash"], 32, "bundleHash")
 
+# %% ../nbs/08_evaluate.ipynb #d8df2633
 def default_embedder(corpus: Corpus):
     "The embedder for queries the corpus has no vector for: the corpus's named model."
     name = (corpus.bi_encoder or {}).get("modelId")
@@ -169,12 +174,13 @@ class Evaluator:
             for k, s in zip(todo, self.reranker.score(query, list(todo.values()))): got[k] = self.cache.scores[k] = float(s)
         return np.array([got[k] for k in keys], np.float64)
 
-# %% ../nbs/08_evaluate.ipynb #f6d8d3e1
+# %% ../nbs/08_evaluate.ipynb #399f7fa8
 class EvaluationError(ValueError):
     "A query or state the evaluator cannot score as the reference would."
 
 @dataclass
 class Candidate:
+    "A pool document: the event it stands for and every routing source that reached it, in order."
     doc: str
     event: str
     sources: list
@@ -190,6 +196,7 @@ class Pool(dict):
         self[doc] = Candidate(doc, event, [source])
         return True
 
+# %% ../nbs/08_evaluate.ipynb #238d91f8
 def stage1_pool(ev: Evaluator, q: dict) -> tuple:
     "(stage-1 doc indices, the pool they start): pooled, or the owner's store for an owner-scoped query."
     ids = ev.corpus.doc_ids
@@ -201,7 +208,7 @@ def stage1_pool(ev: Evaluator, q: dict) -> tuple:
     idx = ev.fs.retrieve(q)
     return idx, Pool((ids[i], Candidate(ids[i], ev.corpus.doc_event[ids[i]], ["stage1"])) for i in idx)
 
-# %% ../nbs/08_evaluate.ipynb #e5fe7cd6
+# %% ../nbs/08_evaluate.ipynb #4869e47a
 def owner_scope_index(ev: Evaluator) -> dict:
     "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index)."
     return ev.corpus.owner_scopes
@@ -219,8 +226,10 @@ def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
     score = {"dense": cos, "lexical": raw}.get(p.first_stage_mode, p.first_stage_dense_weight * dense + p.first_stage_lexical_weight * lex)
     return [scope[i] for i in np.lexsort((di, -score))[:p.first_stage_top_k]]
 
-# %% ../nbs/08_evaluate.ipynb #a3f9b98f
-def name_in(text: str, name: str) -> bool: return name_pattern(name).search(text) is not None
+# %% ../nbs/08_evaluate.ipynb #47302a44
+def name_in(text: str, name: str) -> bool:
+    "The name occurs in the text as the reference finds names."
+    return name_pattern(name).search(text) is not None
 
 def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
     "The public subject entities of a query, or none when its names are ambiguous (or there is no registry)."
@@ -230,7 +239,7 @@ def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
     hit = [i for i, pats in ev.name_patterns if i not in ev.generic and any(p.search(text) for p in pats)]
     return frozenset(hit) if 0 < len(hit) <= fanout else frozenset()
 
-# %% ../nbs/08_evaluate.ipynb #c15d5fd6
+# %% ../nbs/08_evaluate.ipynb #db6fb977
 _ROLES1 = ("pastry chef|chef|accountant|engineer|teacher|nurse|doctor|lawyer|attorney|illustrator|biologist|artist|writer|baker|"
            "barista|dentist|pilot|plumber|painter|architect|designer|analyst|scientist|professor|musician|photographer|electrician|"
            "carpenter|mechanic|chemist|surgeon|therapist|consultant|developer|programmer|administrator|technician|researcher|"
@@ -253,6 +262,7 @@ def relation_intent(text: str) -> set:
     t = (text or "").lower()
     return {et for et, pat in _INTENT_CUES if re.search(pat, t)}
 
+# %% ../nbs/08_evaluate.ipynb #c0c8e314
 def lifecycle_intent(text: str) -> str|None:
     "'supersedes', 'coreference_of' or None, from the query's lifecycle wording."
     t = (text or "").lower()
@@ -263,14 +273,23 @@ def lifecycle_intent(text: str) -> str|None:
     if re.search(r"\b(?:rename|renamed|formerly known as|previously known as)\b", t): return "coreference_of"
     return None
 
+# %% ../nbs/08_evaluate.ipynb #cdf6a7cc
 def conflict_intent(text: str, names: set) -> bool:
     "A leading 'For <scope>,' whose scope is not an entity name."
     m = re.match(r"for\s+([^,]+),", (text or "").lower())
     return bool(m) and m.group(1).strip() not in names
 
-# %% ../nbs/08_evaluate.ipynb #40c9587f
+# %% ../nbs/08_evaluate.ipynb #8ef55b57
+def subjects_of(ev: Evaluator, q: dict) -> frozenset:
+    "query_subjects, computed once per query (it scans the registry's name patterns)."
+    key = (q["id"], q.get("queryText"), q.get("subjectEntityId"))
+    if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
+    return ev._subjects[key]
+
+# %% ../nbs/08_evaluate.ipynb #abcc59e1
 @dataclass
 class QueryContext:
+    "What routing reads and accumulates about one query on one state."
     ev: Evaluator
     view: StateView
     q: dict
@@ -289,7 +308,7 @@ class QueryContext:
     @property
     def corpus(self) -> Corpus: return self.ev.corpus
     def edge_admissible(self, edge_type: str) -> bool:
-        "RB: a public edge type, and (relation-typed admission) one the query's intent names."
+        "A public edge type, and (relation-typed admission) one the query's intent names."
         return edge_type in EDGE_TYPES.values() and (not self.p.policy_relation_typed_admission or edge_type in self.intents)
 
 def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
@@ -300,13 +319,7 @@ def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
     intents = (relation_intent(q.get("queryText")) | ({life} if life else set())) if typed else set()
     return QueryContext(ev, view, q, idx, pool, subjects_of(ev, q), intents, life)
 
-def subjects_of(ev: Evaluator, q: dict) -> frozenset:
-    "query_subjects, computed once per query (it scans the registry's name patterns)."
-    key = (q["id"], q.get("queryText"), q.get("subjectEntityId"))
-    if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
-    return ev._subjects[key]
-
-# %% ../nbs/08_evaluate.ipynb #7380ae05
+# %% ../nbs/08_evaluate.ipynb #80f09693
 SCOPE_KEYS = ("projectId", "sessionId", "topicId", "taskId", "userScopeId")
 
 def public_scope(q: dict) -> dict|None:
@@ -315,10 +328,12 @@ def public_scope(q: dict) -> dict|None:
     out = {k: raw[k] for k in SCOPE_KEYS if isinstance(raw.get(k), str) and raw[k]}
     return out or None
 
+# %% ../nbs/08_evaluate.ipynb #0ae1fc22
 def scope_matches(scope: dict|None, intent: dict|None) -> bool:
     "Every scope key the query gives has the same value on the event (and it gives one)."
     return bool(scope and intent) and all(scope.get(k) == v for k, v in intent.items())
 
+# %% ../nbs/08_evaluate.ipynb #817a5b69
 def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) -> list:
     "Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged."
     out = []
@@ -327,7 +342,19 @@ def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) 
         if td["id"] in ctx.corpus.doc_index: ctx.pool.admit(td["id"], event_id, source); out.append(td["id"])
     return out
 
-# %% ../nbs/08_evaluate.ipynb #18c63715
+# %% ../nbs/08_evaluate.ipynb #97f42c29
+def is_memory_event(event_id: str) -> bool:
+    "A memory event of the corpus (not a query or an entity event), by its id."
+    return re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id) is not None
+
+# %% ../nbs/08_evaluate.ipynb #6463b01b
+def role_aliases(ctx: QueryContext) -> set:
+    "Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text)."
+    out = {ctx.q["publicIntent"]["roleAlias"].lower()} if (ctx.q.get("publicIntent") or {}).get("roleAlias") else set()
+    text = (ctx.q.get("queryText") or "").lower()
+    return out | {r for _, _, roles in ctx.ev.registry for r in roles if name_in(text, r)}
+
+# %% ../nbs/08_evaluate.ipynb #e8fa34a9
 ENTITY_ATOM_SLOTS, SCOPE_ATOM_SLOTS = (128, 192), (192, 256)   # policy-anchor slot windows of entity and scope atoms
 
 def _atom_anchor_events(ctx: QueryContext, lo: int, hi: int):
@@ -336,16 +363,8 @@ def _atom_anchor_events(ctx: QueryContext, lo: int, hi: int):
         e = ctx.view.anchors.get(s)
         if e and is_memory_event(e) and set(ctx.corpus.by_id[e].get("entityIds") or ()) - ctx.ev.generic & ctx.subjects: yield e
 
-def is_memory_event(event_id: str) -> bool: return re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id) is not None
-
-def role_aliases(ctx: QueryContext) -> set:
-    "Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text)."
-    out = {ctx.q["publicIntent"]["roleAlias"].lower()} if (ctx.q.get("publicIntent") or {}).get("roleAlias") else set()
-    text = (ctx.q.get("queryText") or "").lower()
-    return out | {r for _, _, roles in ctx.ev.registry for r in roles if name_in(text, r)}
-
 def admit_entity_atoms(ctx: QueryContext) -> None:
-    "entity_resolution_atom admission (RB 1142-1174)."
+    "entity_resolution_atom admission: forced truths of the anchors that name the query's subjects."
     intent = (ctx.q.get("publicIntent") or {}).get("atom") == "entity_resolution_atom" or "coreference_of" in relation_intent(ctx.q.get("queryText")) \
         or lifecycle_intent(ctx.q.get("queryText")) == "coreference_of"
     if not (ctx.p.enable_entity_resolution_atoms and intent and ctx.subjects): return
@@ -361,8 +380,9 @@ def admit_entity_atoms(ctx: QueryContext) -> None:
         docs = admit_event_truths(ctx, e, "entityResolution", left)
         ctx.entity_docs.update(dict.fromkeys(docs)); left -= len(docs)
 
+# %% ../nbs/08_evaluate.ipynb #1657bb71
 def admit_scope_atoms(ctx: QueryContext) -> None:
-    "scope_atom admission (RB 1176-1193)."
+    "scope_atom admission: forced truths of same-subject anchors whose scope matches the query's."
     scope = public_scope(ctx.q)
     intent = (ctx.q.get("publicIntent") or {}).get("atom") == "scope_atom" or ctx.q.get("scope") is not None
     if not (ctx.p.enable_scope_atoms and intent and ctx.subjects and scope): return
@@ -373,20 +393,23 @@ def admit_scope_atoms(ctx: QueryContext) -> None:
         docs = admit_event_truths(ctx, e, "scopeAtom", left)
         ctx.scope_docs.update(dict.fromkeys(docs)); left -= len(docs)
 
-# %% ../nbs/08_evaluate.ipynb #d8c1ca70
-NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
-
+# %% ../nbs/08_evaluate.ipynb #6ae83293
 def evidence_atoms(ctx: QueryContext) -> list:
     "Enabled evidence-bundle atoms with an allowed action, in decode order."
     allowed = ctx.p.policy_evidence_allowed_actions
     return [a for a in ctx.view.atoms.get("evidence_bundle", ()) if allowed is None or a.action in allowed] \
         if ctx.p.enable_evidence_bundle_atoms else []
 
+# %% ../nbs/08_evaluate.ipynb #946c7f9b
+NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
+
 def noise_intent(q: dict) -> bool:
+    "The query asks about noise (public intent noise_suppression, or noise wording)."
     return (q.get("publicIntent") or {}).get("atom") == "noise_suppression" or bool(NOISE_WORDS.search((q.get("queryText") or "").lower()))
 
 def _noise_atom(a, noisy: bool) -> bool: return a.selector == "answer_density" and a.action == "suppress" and noisy
 
+# %% ../nbs/08_evaluate.ipynb #87b3c92f
 def admit_policy_anchors(ctx: QueryContext) -> None:
     "r5.1 query-conditioned admission of matched policy anchors and their typed reach."
     p, q = ctx.p, ctx.q
@@ -410,7 +433,7 @@ def _admit_atom(ctx: QueryContext, a, conflict: bool, noise: bool) -> None:
         for r in rels:
             if r["other_id"] in ctx.corpus.by_id: admit_event_truths(ctx, r["other_id"], "policyAdmitted", 1 << 30)
 
-# %% ../nbs/08_evaluate.ipynb #740cddec
+# %% ../nbs/08_evaluate.ipynb #aadcf730
 def active_lenses(ctx: QueryContext) -> dict:
     "edge type -> weight of the heaviest lens the query's intent admits."
     out = {}
@@ -422,6 +445,7 @@ def active_lenses(ctx: QueryContext) -> dict:
         if t not in out or lens.weight > out[t]: out[t] = lens.weight
     return out
 
+# %% ../nbs/08_evaluate.ipynb #b6cd5ea6
 def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
     "Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents."
     added = 0
@@ -437,12 +461,13 @@ def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
 def _peer(ctx: QueryContext, a: str, b: str) -> None:
     ctx.lens_peers.setdefault(a, {})[b] = True; ctx.lens_peers.setdefault(b, {})[a] = True
 
-# %% ../nbs/08_evaluate.ipynb #06880b1f
+# %% ../nbs/08_evaluate.ipynb #62fd2ea0
 def lens_directions(ctx: QueryContext, event_id: str) -> tuple:
     "[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal)."
     fwd = [(r["other_id"], r["edgeType"]) for r in ctx.corpus.by_id[event_id].get("relations") or ()]
     return fwd, (ctx.ev.inverse.get(event_id, []) if ctx.p.category_lens_bidirectional else [])
 
+# %% ../nbs/08_evaluate.ipynb #a757e9bf
 def category_lens_bfs(ctx: QueryContext) -> None:
     "Expand the pool along the corpus relations the state's category lenses name."
     lenses, budget, p = active_lenses(ctx), ctx.p.category_lens_expansion_budget, ctx.p
@@ -464,12 +489,16 @@ def category_lens_bfs(ctx: QueryContext) -> None:
                     if added >= budget: break
         frontier = nxt
 
-# %% ../nbs/08_evaluate.ipynb #48602be5
+# %% ../nbs/08_evaluate.ipynb #28d000de
 def validity_query(p: Profile, q: dict) -> bool:
+    "A validity_atom public intent, with validity atoms enabled."
     return p.enable_validity_atoms and (q.get("publicIntent") or {}).get("atom") == "validity_atom"
 
-def is_temporal_query(p: Profile, q: dict) -> bool: return q["family"] == "temporal" or validity_query(p, q)
+def is_temporal_query(p: Profile, q: dict) -> bool:
+    "A temporal-family query, or a validity query."
+    return q["family"] == "temporal" or validity_query(p, q)
 
+# %% ../nbs/08_evaluate.ipynb #200a3255
 def record_applies(ctx: QueryContext, event_id: str) -> bool:
     "A temporal record on this event reaches this query (subject/attribute gate for validity events)."
     val = ctx.corpus.by_id[event_id].get("validity") if event_id in ctx.corpus.by_id else None
@@ -485,7 +514,9 @@ def lifecycle(ctx: QueryContext, event_id: str) -> str:
         if event_id in ctx.view.stale_events: return "superseded"
     return "none"
 
+# %% ../nbs/08_evaluate.ipynb #2f934f93
 def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
+    "+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0."
     lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.p, ctx.q) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
 
@@ -500,7 +531,7 @@ def admit_validity_records(ctx: QueryContext) -> None:
         if not record_applies(ctx, e) or not ev or not ev.get("validity") or not is_memory_event(e): continue
         left -= len(admit_event_truths(ctx, e, "temporalRecord", left))
 
-# %% ../nbs/08_evaluate.ipynb #c4767dbd
+# %% ../nbs/08_evaluate.ipynb #6aedcb7c
 @dataclass
 class Candidates:
     "The pool as arrays, sorted by (pre-rank desc, doc id asc)."
@@ -544,7 +575,7 @@ def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
     fs = set(forced)
     return forced + [i for i in range(len(c.docs)) if i not in fs][:cap - len(forced)]
 
-# %% ../nbs/08_evaluate.ipynb #0514b396
+# %% ../nbs/08_evaluate.ipynb #75aa5ab1
 def memory_ir_header(ir: dict) -> str|None:
     "The shared Memory-IR header of an IR record, or None if it says nothing."
     parts = [f"lifecycle={ir['lifecycle']}"] if ir.get("lifecycle", "none") != "none" else []
@@ -554,6 +585,7 @@ def memory_ir_header(ir: dict) -> str|None:
     elif ir.get("scope_match") is False: parts.append("scope=differs")
     return f"[memory_ir {'; '.join(parts)}]" if parts else None
 
+# %% ../nbs/08_evaluate.ipynb #cadef483
 def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
     "The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms)."
     if event not in ctx.corpus.by_id or not is_memory_event(event): return None
@@ -567,7 +599,7 @@ def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
         ir["scope_match"] = scope_matches(ev.get("scope"), scope)
     return ir or None
 
-# %% ../nbs/08_evaluate.ipynb #4a326474
+# %% ../nbs/08_evaluate.ipynb #55958a6a
 def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
     "(event -> its highest-cosine candidate's text, event -> its first candidate's cosine)."
     best, first = {}, {}
@@ -576,6 +608,7 @@ def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
         first.setdefault(e, b)
     return {e: t for e, (t, _) in best.items()}, first
 
+# %% ../nbs/08_evaluate.ipynb #e6c2e18c
 def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
     "What the reranker reads for candidate i."
     d, e, text = c.docs[i], c.events[i], ctx.corpus.docs[c.docs[i]]
@@ -589,7 +622,7 @@ def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
         if pe in best and first[pe] > cos: bridge, cos = best[pe], first[pe]
     return f"Bridge evidence:\n{bridge}\nCandidate answer:\n{text}" if bridge else text
 
-# %% ../nbs/08_evaluate.ipynb #cfefbef9
+# %% ../nbs/08_evaluate.ipynb #c5121b4c
 def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.ndarray:
     "Effective reranker scores after score inheritance along lens-peer events."
     alpha = ctx.p.category_lens_score_inheritance
@@ -603,7 +636,7 @@ def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.nda
         if alpha * peer > rr[i]: out[i] = alpha * peer
     return out
 
-# %% ../nbs/08_evaluate.ipynb #d65d356c
+# %% ../nbs/08_evaluate.ipynb #a5fca52b
 def _bump(bonus: dict, docs, delta: float) -> None:
     for d in docs: bonus[d] = bonus.get(d, 0.0) + delta
 
@@ -618,6 +651,7 @@ def atom_fires(ctx: QueryContext, c: Candidates, event_id: str) -> bool:
     s1 = sorted((i for i, d in enumerate(c.docs) if "stage1" in ctx.pool[d].sources), key=lambda i: -c.bicos[i])
     return event_id in {c.events[i] for i in s1[:ctx.p.policy_query_local_top_k]}
 
+# %% ../nbs/08_evaluate.ipynb #3f1a2820
 def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
     "Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise)."
     out = {}
@@ -627,7 +661,20 @@ def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
         out.update(dict.fromkeys(local.get(anchor, ())))
     return out
 
-# %% ../nbs/08_evaluate.ipynb #e0d02314
+# %% ../nbs/08_evaluate.ipynb #a9f56e47
+def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) -> None:
+    "Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope."
+    scope, beta = public_scope(ctx.q), min(ctx.p.policy_max_budget_scope, 0xFFFF) / 1000
+    _bump(bonus, ctx.scope_docs, beta * unit)
+    out, cap = [], max(0, min(ctx.p.policy_scope_max_suppress, 256))
+    for d, e in sorted(zip(c.docs, c.events)):
+        if len(out) >= cap: break
+        ev = ctx.corpus.by_id.get(e)
+        if d in ctx.scope_docs or not ev or not is_memory_event(e) or not set(ev.get("entityIds") or ()) & ctx.subjects: continue
+        if any(v and (ev.get("scope") or {}).get(k) not in (None, v) for k, v in (scope or {}).items()): out.append(d)
+    _bump(bonus, out, -beta * unit)
+
+# %% ../nbs/08_evaluate.ipynb #51972057
 def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> tuple:
     "(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms."
     bonus, traces, p = {}, [], ctx.p
@@ -651,23 +698,12 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
         _bump(bonus, local[e], (-1 if a.action == "suppress" else 1) * beta * unit); traces.append(f"conflict_lifecycle:{a.action}")
     return bonus, traces
 
-def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) -> None:
-    "Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope."
-    scope, beta = public_scope(ctx.q), min(ctx.p.policy_max_budget_scope, 0xFFFF) / 1000
-    _bump(bonus, ctx.scope_docs, beta * unit)
-    out, cap = [], max(0, min(ctx.p.policy_scope_max_suppress, 256))
-    for d, e in sorted(zip(c.docs, c.events)):
-        if len(out) >= cap: break
-        ev = ctx.corpus.by_id.get(e)
-        if d in ctx.scope_docs or not ev or not is_memory_event(e) or not set(ev.get("entityIds") or ()) & ctx.subjects: continue
-        if any(v and (ev.get("scope") or {}).get(k) not in (None, v) for k, v in (scope or {}).items()): out.append(d)
-    _bump(bonus, out, -beta * unit)
-
-# %% ../nbs/08_evaluate.ipynb #43f708c1
+# %% ../nbs/08_evaluate.ipynb #a7ff6eb5
 def evidence_path(ctx: QueryContext) -> bool:
     "Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens)."
     return any(ctx.pool[d].slot is not None or {"anchorBFS", "categoryLensBFS"} & set(ctx.pool[d].sources) for d in ctx.pool)
 
+# %% ../nbs/08_evaluate.ipynb #a35a729a
 def abstains(p: Profile, atoms, evidence: bool, cap_scores: np.ndarray) -> bool:
     "The first missing_evidence abstain atom whose conditions hold decides to abstain."
     if p.pipeline != "r5" or not p.enable_abstention_atoms or not atoms: return False
@@ -676,7 +712,17 @@ def abstains(p: Profile, atoms, evidence: bool, cap_scores: np.ndarray) -> bool:
     confident_enough = (thr is None or s[0] < thr) and (mthr is None or s[0] - s[1] < mthr)
     return any(a.selector == "missing_evidence" and (not a.flags & REQUIRE_NO_EVIDENCE_PATH or not evidence) and confident_enough for a in atoms)
 
-# %% ../nbs/08_evaluate.ipynb #af9ea01d
+# %% ../nbs/08_evaluate.ipynb #2a0566c6
+def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
+    "Stage 1 and every admission rule, in the reference's order."
+    ctx = query_context(ev, view, q)
+    if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
+    admit_policy_anchors(ctx)
+    category_lens_bfs(ctx)
+    admit_validity_records(ctx)
+    return ctx
+
+# %% ../nbs/08_evaluate.ipynb #f5c83b3e
 TOP_KEPT = 20   # the final order is kept to its top 20 (nDCG reads 10; the vectors record 20)
 
 @dataclass(frozen=True)
@@ -687,20 +733,14 @@ class Ranking:
     abstained: bool
     traces: tuple
     @property
-    def top1_score(self) -> float: return self.order[0][1] if self.order else 0.0
+    def top1_score(self) -> float:
+        "The reranker score of the first document of the final order."
+        return self.order[0][1] if self.order else 0.0
     @property
-    def docs(self) -> list: return [row[0] for row in self.order]
+    def docs(self) -> list:
+        "Document ids of the final order."
+        return [row[0] for row in self.order]
 
-def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
-    "Stage 1 and every admission rule, in the reference's order."
-    ctx = query_context(ev, view, q)
-    if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
-    admit_policy_anchors(ctx)
-    category_lens_bfs(ctx)
-    admit_validity_records(ctx)
-    return ctx
-
-# %% ../nbs/08_evaluate.ipynb #b29b5595
 @dataclass(frozen=True)
 class Ordered:
     "A query's ranking before the state's abstain atoms vote: what the rankings store keeps."
@@ -725,16 +765,18 @@ def order_query(ev: Evaluator, view: StateView, q: dict) -> Ordered:
     top = tuple((c.docs[i], rr[i], final[i], tuple(ctx.pool[c.docs[i]].sources)) for i in o[:TOP_KEPT])
     return Ordered(Ranking(cap_rows, top, False, tuple(traces)), evidence_path(ctx))
 
+# %% ../nbs/08_evaluate.ipynb #483208b6
 def vote(ev: Evaluator, view: StateView, o: Ordered) -> Ranking:
     "The ranking with this state's abstention vote."
     a = abstains(ev.profile, view.atoms.get("abstention", ()), o.evidence, np.array([row[6] for row in o.ranking.cap]))
     return replace(o.ranking, abstained=a, traces=o.ranking.traces + (("abstention:abstain",) if a else ()))
 
+# %% ../nbs/08_evaluate.ipynb #b10b0028
 def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
     "One query ranked on one state, from scratch."
     return vote(ev, view, order_query(ev, view, q))
 
-# %% ../nbs/08_evaluate.ipynb #25e35156
+# %% ../nbs/08_evaluate.ipynb #c523bab2
 def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryMetrics:
     "The reference's per-query breakdown of one ranking."
     k, truths = ev.profile.reranker_top_k, q["truthDocuments"]
@@ -758,7 +800,7 @@ def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryM
 def _r5_abstention(ev: Evaluator, view: StateView) -> bool:
     return ev.pipeline == "r5" and ev.profile.enable_abstention_atoms and bool(view.atoms.get("abstention"))
 
-# %% ../nbs/08_evaluate.ipynb #f5a0c1e2
+# %% ../nbs/08_evaluate.ipynb #c350c3f2
 @dataclass(frozen=True)
 class ViewReads:
     "Content keys of the parts of a StateView an ordering reads."
@@ -777,6 +819,7 @@ def view_reads(view: StateView) -> ViewReads:
     return ViewReads(content_key(repr(anchors)), content_key(repr(atoms)), content_key(repr(view.lenses)), content_key(repr(marks)),
                      bool(view.current_events or view.stale_events))
 
+# %% ../nbs/08_evaluate.ipynb #b1cde49a
 def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
     "The content key of a query's ordering: the query and the parts of the view it reads."
     r, p, subjects = view.reads, ev.profile, subjects_of(ev, q)
@@ -785,13 +828,14 @@ def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
     return content_key(q["id"], r.lenses, str(r.any_marks), r.atom_anchors if anchors else b"", r.policy_atoms if atoms else b"",
                        r.marks if is_temporal_query(p, q) else b"")
 
-# %% ../nbs/08_evaluate.ipynb #dbf329ed
+# %% ../nbs/08_evaluate.ipynb #b92a4b55
 def ranked(ev: Evaluator, words, q: dict) -> tuple:
     "(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads."
     view = ev.view(words)
     if not ev.cache.reuse: return view, rank_query(ev, view, q)
     return view, vote(ev, view, ev.cache.rankings.get_or(ranking_key(ev, view, q), lambda: order_query(ev, view, q)))
 
+# %% ../nbs/08_evaluate.ipynb #7517425e
 def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore:
     "The composite of one state on one pack, with per-query scores."
     ev.fs.prime([e["queryText"] for e in pack if ev.corpus.query_vector(e) is None])
@@ -805,7 +849,22 @@ def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore
         per.append(query_metrics(ev, view, q, r))
     return state_score(per, ev.view(words).structural_validity, ev.profile.weights)
 
-# %% ../nbs/08_evaluate.ipynb #43e32e08
+# %% ../nbs/08_evaluate.ipynb #6f4e46ef
+def seed_inputs_for(ev: Evaluator,
+                    epoch_secret: bytes,  # revealed after the epoch
+                    blockhash: bytes,     # the target block's hash
+                    epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
+    "The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash."
+    return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
+
+# %% ../nbs/08_evaluate.ipynb #4977c398
+def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "") -> tuple:
+    "(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute."
+    p = ev.profile
+    pack = draw_pack(seed, epoch_id, ev.corpus.hidden_events, p.pack_size, p.quotas, p.disabled_families)
+    return pack, score_state(ev, pack, parent, f"{which} parent"), score_state(ev, pack, child, f"{which} patched")
+
+# %% ../nbs/08_evaluate.ipynb #d38df3e5
 @dataclass(frozen=True)
 class PackReport:
     "One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance."
@@ -820,10 +879,20 @@ class PackReport:
     accepted: bool
     reason: str|None
     def to_json(self) -> dict:
+        "The report's JSON: hex seed, components under the reference's names."
         return {"which": self.which, "seed": to_hex(self.seed), "pack": list(self.pack), "before": self.before.to_json(),
                 "after": self.after.to_json(), "before_ppm": self.before_ppm, "after_ppm": self.after_ppm,
                 "delta_ppm": self.delta_ppm, "accepted": self.accepted, "reason": self.reason}
 
+def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackReport:
+    "Draw one pack from its seed, score both states on it, and judge it."
+    p, seed = ev.profile, eval_seed(which, s)
+    pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which)
+    ok, why = pack_verdict(before, after, p.floors, p.screener_threshold_ppm, {e["id"] for e in pack if e.get("protected")})
+    return PackReport(which, seed, tuple(e["id"] for e in pack), before.components, after.components, before.ppm, after.ppm,
+                      delta_ppm(before, after), ok, why)
+
+# %% ../nbs/08_evaluate.ipynb #be75fea8
 @dataclass(frozen=True)
 class EvalReport:
     "The evaluator's verdict on one patch."
@@ -835,31 +904,17 @@ class EvalReport:
     child_root: bytes
     patch_hash: bytes
     def to_json(self) -> dict:
+        "The report's JSON, as `coretex evaluate --json` prints it."
         return {"outcome": self.outcome, "reason": self.reason, "gate": self.gate.to_json(),
                 "confirm": self.confirm.to_json() if self.confirm else None, "parent_root": to_hex(self.parent_root),
                 "child_root": to_hex(self.child_root), "patch_hash": to_hex(self.patch_hash)}
 
-# %% ../nbs/08_evaluate.ipynb #e194b40c
-def seed_inputs_for(ev: Evaluator, epoch_secret: bytes, blockhash: bytes, epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
-    "The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash."
-    return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
-
-def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "") -> tuple:
-    "(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute."
-    p = ev.profile
-    pack = draw_pack(seed, epoch_id, ev.corpus.hidden_events, p.pack_size, p.quotas, p.disabled_families)
-    return pack, score_state(ev, pack, parent, f"{which} parent"), score_state(ev, pack, child, f"{which} patched")
-
-def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackReport:
-    "Draw one pack from its seed, score both states on it, and judge it."
-    p, seed = ev.profile, eval_seed(which, s)
-    pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which)
-    ok, why = pack_verdict(before, after, p.floors, p.screener_threshold_ppm, {e["id"] for e in pack if e.get("protected")})
-    return PackReport(which, seed, tuple(e["id"] for e in pack), before.components, after.components, before.ppm, after.ppm,
-                      delta_ppm(before, after), ok, why)
-
-# %% ../nbs/08_evaluate.ipynb #4ac7fde9
-def evaluate_patch(ev: Evaluator, parent, patch: bytes, blockhash: bytes, epoch_secret: bytes = bytes(32), epoch_id: int = 0) -> EvalReport:
+def evaluate_patch(ev: Evaluator,
+                   parent,                           # the parent state's 1,024 words
+                   patch: bytes,                     # the patch's wire bytes
+                   blockhash: bytes,                 # the target block's hash
+                   epoch_secret: bytes = bytes(32),  # the epoch secret the seeds draw on
+                   epoch_id: int = 0) -> EvalReport:
     "Gate then (if Gate is accepted) Confirm on a patch: the typed verdict."
     levels = merkle_levels(parent)
     child = apply_patch(parent, patch, ev.pipeline, levels)
@@ -870,8 +925,10 @@ def evaluate_patch(ev: Evaluator, parent, patch: bytes, blockhash: bytes, epoch_
                                       (confirm.accepted, confirm.reason, confirm.delta_ppm) if confirm else None, ev.profile.state_threshold_ppm)
     return EvalReport(outcome, f"{code}:{why}" if code else None, gate, confirm, levels[-1][0], child.root, child.patch_hash)
 
-# %% ../nbs/08_evaluate.ipynb #2f76b33d
-def render_report(rep: EvalReport, reranker: str = "") -> str:
+# %% ../nbs/08_evaluate.ipynb #7479368c
+def render_report(rep: EvalReport,
+                  reranker: str = "",  # the reranker's name, shown on the first line
+                 ) -> str:
     "A report as aligned text."
     packs = [p for p in (rep.gate, rep.confirm) if p]
     out = [f"outcome {rep.outcome}" + (f"   ({rep.reason})" if rep.reason else "") + (f"   reranker {reranker}" if reranker else ""), "",
