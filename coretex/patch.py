@@ -40,6 +40,7 @@ PATCH_HEADER_BYTES, MAX_PATCH_BYTES, MAX_WORDS = 42, 178, 4
 
 @dataclass(frozen=True)
 class Patch:
+    "A decoded patch: its type, scoreDelta, the parent's root, and the cells it writes with their new words."
     patch_type: int; score_delta: int; parent_root: bytes; indices: tuple; new_words: tuple
     def __post_init__(self):  # what the wire format cannot carry is no patch at all
         if len(self.indices) != len(self.new_words):
@@ -113,9 +114,18 @@ def parse_patch_hex(s: str) -> bytes:
 # %% ../nbs/03_patch.ipynb #83f8f62b
 PATCH_HASH_DOMAIN, DEDUP_DOMAIN = b"coretex-patch-hash-v1", b"coretex-dedup-key-v1"
 
-def patch_bytes_hash(data: bytes) -> bytes: return keccak256(data)
-def patch_hash(data: bytes) -> bytes: return keccak256(PATCH_HASH_DOMAIN, data)
-def dedup_key(parent_root: bytes, data: bytes) -> bytes: return keccak256(DEDUP_DOMAIN, parent_root, data)
+def patch_bytes_hash(data: bytes) -> bytes:
+    "keccak256 of the patch's wire bytes, undomained."
+    return keccak256(data)
+
+def patch_hash(data: bytes) -> bytes:
+    "The patch hash a receipt signs: keccak256(\"coretex-patch-hash-v1\" || bytes)."
+    return keccak256(PATCH_HASH_DOMAIN, data)
+
+def dedup_key(parent_root: bytes,  # the root of the state the patch applies to
+              data: bytes) -> bytes:
+    "The key a coordinator refuses a second submission of the same patch on the same parent by."
+    return keccak256(DEDUP_DOMAIN, parent_root, data)
 
 def semantic_bytes(data: bytes) -> bytes:
     "Patch bytes with scoreDelta (bytes 2-9) zeroed."

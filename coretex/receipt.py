@@ -94,7 +94,9 @@ def encode_struct(r: CoreTexReceipt) -> bytes:
     "typeHash || the 24 field words: the preimage of the struct hash."
     return RECEIPT_TYPE_HASH + b"".join(r.words())
 
-def struct_hash(r: CoreTexReceipt) -> bytes: return keccak256(encode_struct(r))
+def struct_hash(r: CoreTexReceipt) -> bytes:
+    "EIP-712 hashStruct of a receipt: keccak256 of its encoded struct."
+    return keccak256(encode_struct(r))
 
 # %% ../nbs/15_receipt.ipynb #9f8cbc5e
 @dataclass(frozen=True)
