@@ -93,7 +93,9 @@ class StateView:
     structural_validity: float
     answer_slots_of: dict = dfield(default_factory=dict)  # event id -> valid slots anchoring it (relation recall)
     @cached_property
-    def reads(self) -> "ViewReads": return view_reads(self)   # the content keys rankings are reused under (below)
+    def reads(self) -> "ViewReads":
+        "The content keys of what orderings read of this view (below): rankings are reused under them."
+        return view_reads(self)
 
 def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
     "Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus."
@@ -304,9 +306,13 @@ class QueryContext:
     entity_docs: dict = dfield(default_factory=dict)       # docs entity_resolution atoms admitted
     scope_docs: dict = dfield(default_factory=dict)        # docs scope atoms admitted
     @property
-    def p(self) -> Profile: return self.ev.profile
+    def p(self) -> Profile:
+        "The evaluator's profile."
+        return self.ev.profile
     @property
-    def corpus(self) -> Corpus: return self.ev.corpus
+    def corpus(self) -> Corpus:
+        "The evaluator's corpus."
+        return self.ev.corpus
     def edge_admissible(self, edge_type: str) -> bool:
         "A public edge type, and (relation-typed admission) one the query's intent names."
         return edge_type in EDGE_TYPES.values() and (not self.p.policy_relation_typed_admission or edge_type in self.intents)

@@ -49,7 +49,9 @@ class Patch:
         if not 0 <= self.score_delta < 2**63: raise PatchError("DECODE", f"scoreDelta {self.score_delta} is not a non-negative int64")
         if not all(0 <= w < 2**256 for w in self.new_words): raise PatchError("DECODE", "a new word is not a uint256")
     @property
-    def word_count(self) -> int: return len(self.indices)
+    def word_count(self) -> int:
+        "How many cells the patch writes."
+        return len(self.indices)
 
 def _leb128(data: bytes, pos: int) -> tuple:
     "(index, next position) of the canonical LEB128 index at `pos`."
@@ -152,7 +154,9 @@ class ParentState:
     "A state ready to take patches: its cells, its Merkle levels and the faults of its cells."
     words: tuple; levels: list; faults: dict
     @property
-    def root(self) -> bytes: return self.levels[-1][0]
+    def root(self) -> bytes:
+        "The parent's state root: the top of its Merkle levels."
+        return self.levels[-1][0]
 
 def prepare(words, levels: list|None = None) -> ParentState:
     "A ParentState for `words` (pass their Merkle levels when they are known)."

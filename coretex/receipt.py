@@ -126,7 +126,9 @@ class Signer:
         from eth_account import Account
         self._account = Account.from_key(key)
     @property
-    def address(self) -> str: return self._account.address
+    def address(self) -> str:
+        "The signer's checksummed address."
+        return self._account.address
     def __repr__(self): return f"Signer({self.address})"
     __str__ = __repr__
 

@@ -27,7 +27,9 @@ class ReplayError(ValueError):
 
 class BlockSource(Protocol):
     "Where a watcher reads a block's hash: a chain node it chooses."
-    def block_hash(self, number: int) -> bytes: ...   # the hash of block `number`; RpcError if the node cannot say
+    def block_hash(self, number: int) -> bytes:
+        "The hash of block `number`; RpcError if the node cannot say."
+        ...
 
 @dataclass(frozen=True)
 class PackRequest:
