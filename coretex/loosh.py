@@ -14,8 +14,8 @@ __all__ = ['MINILM', 'MPNET', 'SEED_RULES', 'LOOSH_128', 'SYBIL_128', 'RULE_SETS
            'similarity_matrix', 'detect_sybil_128', 'SybilFindings', 'sybil_findings_128', 'LooshEvaluation',
            'single_answer', 'consensus_128', 'evaluate_128', 'Node', 'MinerRow', 'WeightInputs', 'operation_mode',
            'serving_miners', 'ema_by_hotkey', 'freshness_gate', 'sybil_penalty', 'WeightOutcome', 'set_weights_128',
-           'weight_inputs', 'EmbeddingMissing', 'VectorTable', 'load_vector_table', 'model_embedder', 'ResponseError',
-           'check_response_128', 'evaluate_responses']
+           'weight_inputs', 'store_weights_128', 'sybil_scores_from_records', 'EmbeddingMissing', 'VectorTable',
+           'load_vector_table', 'model_embedder', 'ResponseError', 'check_response_128', 'evaluate_responses']
 
 # %% ../nbs/11a_loosh.ipynb #3a392786
 import gzip, json, math, re
@@ -211,10 +211,21 @@ def prompt_parts(prompt: str) -> list:
         if len(parts) >= 2: return parts
     return [prompt.strip()] if prompt.strip() else []
 
-# %% ../nbs/11a_loosh.ipynb #fcf33734
-def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    from sklearn.metrics.pairwise import cosine_similarity
-    return cosine_similarity(a, b)
+# %% ../nbs/11a_loosh.ipynb #3f01dee1
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    "Rows scaled to length 1 (near-zero rows left as they are), in X's dtype: scikit-learn's `normalize`."
+    X = np.array(X, copy=True)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms[norms < 10 * np.finfo(norms.dtype).eps] = 1.0
+    X /= norms[:, None]
+    return X
+
+def _cos(a: np.ndarray, b: np.ndarray|None = None) -> np.ndarray:
+    "scikit-learn's `cosine_similarity` of dense rows, step for step (float32 when both are), without its per-call checks."
+    dtype = np.float32 if a.dtype == np.float32 and (b is None or b.dtype == np.float32) else np.float64
+    A = _unit_rows(np.asarray(a, dtype=dtype))
+    B = A if b is None else _unit_rows(np.asarray(b, dtype=dtype))
+    return A @ B.T
 
 def sentence_relevance(prompt_vec: np.ndarray, sentence_vecs: np.ndarray) -> float:
     "Mean prompt cosine of the best half (at least one) of an answer's sentences."
@@ -498,7 +509,6 @@ def fingerprint(sentence_vectors: np.ndarray, k: int) -> np.ndarray:
 
 def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) -> list:
     "Pairs whose sentence-trajectory fingerprints agree (mean centroid cosine >= threshold), highest first."
-    from sklearn.metrics.pairwise import cosine_similarity
     k = max(2, min(rules.trajectory_clusters, 10))
     prints = []
     for t, ok in zip(texts, gate):
@@ -508,7 +518,7 @@ def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) 
     for i in range(len(texts)):
         for j in range(i + 1, len(texts)):
             if prints[i] is None or prints[j] is None or prints[i].shape != prints[j].shape: continue
-            sim = float(np.mean([float(cosine_similarity(a[None], b[None])[0, 0]) for a, b in zip(prints[i], prints[j])]))
+            sim = float(np.mean([float(_cos(a[None], b[None])[0, 0]) for a, b in zip(prints[i], prints[j])]))
             if sim >= rules.trajectory_threshold: pairs.append(SybilPair(miners[i], miners[j], sim, "trajectory"))
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
@@ -582,9 +592,8 @@ class SybilReport:
     def detection_method(self) -> str: return "+".join(sorted({p.method for p in self.pairs})) or "semantic"
 
 def similarity_matrix(E: np.ndarray) -> np.ndarray:
-    "Cosine similarity of the embeddings' rows, as 1.2.8 computes it (scikit-learn, in the embeddings' dtype)."
-    from sklearn.metrics.pairwise import cosine_similarity
-    return cosine_similarity(E)
+    "Cosine similarity of the embeddings' rows, as 1.2.8 computes it (scikit-learn's, in the embeddings' dtype)."
+    return _cos(E)
 
 def detect_sybil_128(S: np.ndarray, texts: list, miners: list, embed, rules: SybilRules = SYBIL_128) -> SybilReport:
     "1.2.8's sybil detection over responses `texts` of `miners` whose similarity matrix is S."
@@ -634,6 +643,12 @@ class LooshEvaluation:
     weighted_score: float|None = None
     sybil: SybilReport|None = None
     single_prompt_cosine: float|None = None
+
+    def stored(self):
+        "The view `consensus.ConsensusStore.record` takes: theta, consensus, scores, emissions, sybil groups as miner lists."
+        from types import SimpleNamespace
+        return SimpleNamespace(theta=self.theta, consensus=self.consensus_achieved, scores=self.scores, emissions=self.emissions,
+                               sybil=[list(g.members) for g in (self.sybil.groups if self.sybil else ())])
 
     def to_json(self) -> dict:
         "Plain JSON-ready dict; the sybil report as pairs and groups."
@@ -693,6 +708,12 @@ def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_
 # %% ../nbs/11a_loosh.ipynb #23e3c346
 def evaluate_128(prompt: str, responses: list, embed, rules: RuleSet = LOOSH_128) -> LooshEvaluation:
     "1.2.8's evaluation of one challenge: responses are dicts with miner, text, response_time_ms, ip, coldkey."
+    import sklearn
+    # scikit-learn re-validates every argument of its thousands of small calls here; the numbers are the same without
+    with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        return _evaluate_128(prompt, responses, embed, rules)
+
+def _evaluate_128(prompt: str, responses: list, embed, rules: RuleSet) -> LooshEvaluation:
     test = [r["miner"] for r in responses if r["text"].strip().startswith(TEST_MODE)]
     valid = [r for r in responses if not r["text"].strip().startswith(TEST_MODE)]
     zeros = {m: 0.0 for m in test}
@@ -868,7 +889,24 @@ def weight_inputs(d: dict) -> WeightInputs:
                         d.get("sybil_api"), None if d.get("validator_list") is None else frozenset(d["validator_list"]),
                         d.get("self_hotkey", "validator-self"))
 
-# %% ../nbs/11a_loosh.ipynb #41c4e656
+# %% ../nbs/11a_loosh.ipynb #b309ffba
+def store_weights_128(evaluations: list, now: datetime, sybil_scores: dict, rules: RuleSet = LOOSH_128) -> dict:
+    "Weights (summing to 1; {} when all are zero) from stored evaluations {'timestamp', 'emissions'} under 1.2.8's EMA and penalty."
+    ema = ema_by_hotkey([(e["timestamp"], e["emissions"]) for e in evaluations], [], now, rules.weights)
+    scores, _, _ = sybil_penalty(ema, {hk: s for hk, s in sybil_scores.items() if hk in ema}, len(ema), rules.weights)
+    total = sum(scores.values())
+    return {hk: v / total for hk, v in scores.items()} if total > 0 else {}
+
+def sybil_scores_from_records(evaluations: list, groups: list) -> dict:
+    "Share of each miner's evaluated challenges (stored {'challenge_id', 'emissions'}) where a stored group {'challenge_id', 'miners'} holds it."
+    seen, flagged = {}, {}
+    for e in evaluations:
+        for m in e["emissions"]: seen[m] = seen.get(m, set()) | {e["challenge_id"]}
+    for g in groups:
+        for m in g["miners"]: flagged[m] = flagged.get(m, set()) | {g["challenge_id"]}
+    return {m: len(flagged.get(m, set()) & c) / len(c) for m, c in seen.items()}
+
+# %% ../nbs/11a_loosh.ipynb #2432b227
 class EmbeddingMissing(ValueError):
     "A text the rules need has no stored vector."
     code = "embedding-missing"
@@ -907,7 +945,7 @@ def model_embedder(rules: RuleSet, warn=print):
             warn(f"{rules.model}: not loadable from disk ({type(e).__name__}); falling back to {rules.fallback_model}, as 1.2.8 does")
     return Embedder(rules.fallback_model or rules.model).encode
 
-# %% ../nbs/11a_loosh.ipynb #cb095e96
+# %% ../nbs/11a_loosh.ipynb #8b845f2d
 class ResponseError(ValueError):
     "A response 1.2.8 cannot take."
     code = "response"
