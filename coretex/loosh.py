@@ -344,7 +344,7 @@ def score_quality(texts: list, E: np.ndarray, prompt: str, prompt_vec: np.ndarra
     gated[prompt_cosines(prompt_vec, E) < q.min_prompt_relevance] = 0.0
     return gated, qs
 
-# %% ../nbs/11a_loosh.ipynb #b3fe49cb
+# %% ../nbs/11a_loosh.ipynb #d3d0a47a
 def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> tuple:
     "(indices kept, LOF outlier flags, decision) of 1.2.8's quality-aware outlier step over rows of E."
     import warnings
@@ -359,7 +359,7 @@ def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> t
     keep = out if gap > delta else ~out
     return [i for i in range(n) if keep[i]], out, "kept_outliers" if gap > delta else "removed_outliers"
 
-# %% ../nbs/11a_loosh.ipynb #43a8c41d
+# %% ../nbs/11a_loosh.ipynb #37010826
 def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) -> tuple:
     "(indices kept, cluster labels, entity-weighted counts per label, dominant label) over similarity matrix S."
     from sklearn.cluster import AgglomerativeClustering
@@ -369,7 +369,7 @@ def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) ->
     best = int(np.argmax(counts))
     return [i for i in range(len(labels)) if labels[i] == best], labels, counts, best
 
-# %% ../nbs/11a_loosh.ipynb #924ba433
+# %% ../nbs/11a_loosh.ipynb #e8eccb2d
 def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: float = 1.0) -> tuple:
     "(theta, mu, sigma) from the quality- and entity-weighted pair cosines of the survivors' matrix S."
     if len(S) < 2: return 0.0, 0.0, 0.0
@@ -380,7 +380,7 @@ def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: fl
     sigma = np.sqrt(np.average((S[i, j] - mu) ** 2, weights=w))
     return float(mu + lam * sigma), float(mu), float(sigma)
 
-# %% ../nbs/11a_loosh.ipynb #2d210104
+# %% ../nbs/11a_loosh.ipynb #4800b1b5
 def polarity_agreement(polarities: list) -> float|None:
     "Share of the largest polarity camp among the survivors' labels (None without labels)."
     return max(polarities.count(p) for p in set(polarities)) / len(polarities) if polarities else None
@@ -389,7 +389,7 @@ def polarity_consensus(theta: float, agreement: float|None, rules: RuleSet = LOO
     "1.2.8's consensus with polarities: theta above the threshold, or one camp above `camp_share`."
     return bool(theta > rules.consensus_threshold or (agreement and agreement > camp_share))
 
-# %% ../nbs/11a_loosh.ipynb #8fe94d6b
+# %% ../nbs/11a_loosh.ipynb #27d5bb79
 def diversity_bonus(S: np.ndarray, quality: np.ndarray, rules: RuleSet = LOOSH_128) -> list:
     "Bonus of each survivor (rows of the survivors' matrix S) for being a good answer unlike the others."
     if len(S) < 2: return [0.0] * len(S)
@@ -417,7 +417,7 @@ def outsider_score(vec: np.ndarray, survivors_E: np.ndarray, words: int, most_wo
     confidence = np.float64(1.0) * 0.15        # 1.2.8's confidences are a float64 array of ones; float32 + float64 -> float64 here
     return float((align * 0.30 + (words / most_words * 0.25 if most_words > 0 else 0.0) + confidence) * cap)
 
-# %% ../nbs/11a_loosh.ipynb #4cd009cd
+# %% ../nbs/11a_loosh.ipynb #3b049479
 def top_bonus(scores: dict, rules: RuleSet = LOOSH_128) -> tuple:
     "(top-scoring miner or None, multiplier) from scores in insertion order (the first on ties)."
     if len(scores) < 2: return None, 1.0
@@ -438,12 +438,12 @@ def emissions_128(miners: list, times: list, theta: float, members: set, top: st
         out[m] = float(e)
     return out
 
-# %% ../nbs/11a_loosh.ipynb #67161a59
+# %% ../nbs/11a_loosh.ipynb #9b346807
 def length_gate(texts: list, min_length: int = 50) -> np.ndarray:
     "Which responses are long enough to be compared for sybil patterns."
     return np.array([len(t) >= min_length for t in texts], dtype=bool)
 
-# %% ../nbs/11a_loosh.ipynb #789f5907
+# %% ../nbs/11a_loosh.ipynb #849fc666
 def gated_pairs(S: np.ndarray, gate: np.ndarray) -> list:
     "Upper-triangle cosines (as Python floats) between responses that pass the length gate, in row order."
     ok = np.where(gate)[0]
@@ -457,7 +457,7 @@ def adaptive_thresholds(sims: list, rules) -> tuple:
     very = max(float(np.percentile(arr, rules.very_high_percentile)), rules.min_very_high)
     return high, max(very, high + 0.01)
 
-# %% ../nbs/11a_loosh.ipynb #63dc2451
+# %% ../nbs/11a_loosh.ipynb #1151b4ee
 @dataclass(frozen=True)
 class SybilPair:
     "Two miners whose responses look copied, the similarity that flagged them and the view that saw it."
@@ -473,7 +473,7 @@ def semantic_pairs(S: np.ndarray, miners: list, gate: np.ndarray, threshold: flo
              for i in range(n) if gate[i] for j in range(i + 1, n) if gate[j] and S[i, j] >= threshold]
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
-# %% ../nbs/11a_loosh.ipynb #5f4fcebb
+# %% ../nbs/11a_loosh.ipynb #ca63f0bf
 def shape_features(text: str) -> np.ndarray:
     "The seven answer-shape features 1.2.8's structural view compares (float32)."
     sentences = [s.strip() for s in re.split(r"[.!?]+", text) if s.strip()]
@@ -510,7 +510,7 @@ def fusion_pairs(S: np.ndarray, texts: list, miners: list, gate: np.ndarray, rul
             if hits >= 2: pairs.append(SybilPair(miners[i], miners[j], max(views), "fusion"))
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
-# %% ../nbs/11a_loosh.ipynb #a27bca67
+# %% ../nbs/11a_loosh.ipynb #bedd3840
 def fingerprint(sentence_vectors: np.ndarray, k: int) -> np.ndarray:
     "KMeans centroids of a response's sentence embeddings, ordered by norm."
     from sklearn.cluster import KMeans
@@ -532,7 +532,7 @@ def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) 
             if sim >= rules.trajectory_threshold: pairs.append(SybilPair(miners[i], miners[j], sim, "trajectory"))
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
-# %% ../nbs/11a_loosh.ipynb #3929fcc0
+# %% ../nbs/11a_loosh.ipynb #101ae2ea
 def deduplicate_pairs(pairs: list) -> list:
     "One pair per two miners, the highest score kept (first seen on ties), highest first."
     best = {}
@@ -541,7 +541,7 @@ def deduplicate_pairs(pairs: list) -> list:
         if key not in best or p.score > best[key].score: best[key] = p
     return sorted(best.values(), key=lambda p: p.score, reverse=True)
 
-# %% ../nbs/11a_loosh.ipynb #455f45bd
+# %% ../nbs/11a_loosh.ipynb #16e7fc64
 @dataclass(frozen=True)
 class SybilGroup:
     "Miners whose responses are all pairwise near-identical, with the mean, lowest and highest internal cosine."
@@ -588,7 +588,7 @@ def sybil_groups_128(S: np.ndarray, miners: list, gate: np.ndarray, threshold: f
             groups.append(SybilGroup(tuple(miners[i] for i in kept), float(np.mean(sims)), float(np.min(sims)), float(np.max(sims))))
     return sorted(groups, key=lambda g: g.avg, reverse=True)
 
-# %% ../nbs/11a_loosh.ipynb #62db7976
+# %% ../nbs/11a_loosh.ipynb #4937f539
 @dataclass(frozen=True)
 class SybilReport:
     "Everything 1.2.8's sybil detector decides for one set of responses."
@@ -613,7 +613,7 @@ def detect_sybil_128(S: np.ndarray, texts: list, miners: list, embed, rules: Syb
     if embed is not None and len(texts) >= 2: pairs += trajectory_pairs(texts, miners, gate, embed, rules)
     return SybilReport(high, very, int((~gate).sum()), tuple(deduplicate_pairs(pairs)), tuple(sybil_groups_128(S, miners, gate, high, rules)))
 
-# %% ../nbs/11a_loosh.ipynb #22db1348
+# %% ../nbs/11a_loosh.ipynb #b06e6129
 @dataclass(frozen=True)
 class SybilFindings:
     "Flagged pairs and groups, as miner names."
@@ -626,7 +626,7 @@ def sybil_findings_128(texts: list, miners: list, embed) -> SybilFindings:
     r = detect_sybil_128(S, list(texts), list(miners), embed)
     return SybilFindings([(p.a, p.b) for p in r.pairs], [list(g.members) for g in r.groups])
 
-# %% ../nbs/11a_loosh.ipynb #139cefd2
+# %% ../nbs/11a_loosh.ipynb #4f8de263
 TEST_MODE = "[TEST MODE]"
 
 @dataclass
@@ -672,7 +672,7 @@ class LooshEvaluation:
             "groups": [{"members": list(g.members), "avg": g.avg, "min": g.min, "max": g.max} for g in s.groups]}
         return d
 
-# %% ../nbs/11a_loosh.ipynb #36329b54
+# %% ../nbs/11a_loosh.ipynb #978e65c0
 def single_answer(prompt_vec: np.ndarray, vec: np.ndarray, threshold: float = 0.20) -> tuple:
     "(theta, emission, prompt cosine) of a challenge with one valid answer."
     c = float(_cos(np.asarray([prompt_vec]), vec.reshape(1, -1))[0][0])
@@ -715,7 +715,7 @@ def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_
                 "scores": scores, "diversity_bonus": dict(zip(_labelled(miners, idx), bonus)),
                 "weighted_score": float(np.sum(S * w) / np.sum(w)) if w.sum() > 0 else 0.0}
 
-# %% ../nbs/11a_loosh.ipynb #d049864c
+# %% ../nbs/11a_loosh.ipynb #b5b425a9
 def evaluate_128(prompt: str, responses: list, embed, rules: RuleSet = LOOSH_128) -> LooshEvaluation:
     "1.2.8's evaluation of one challenge: responses are dicts with miner, text, response_time_ms, ip, coldkey."
     import sklearn
@@ -748,7 +748,7 @@ def _evaluate_128(prompt: str, responses: list, embed, rules: RuleSet) -> LooshE
     ev.sybil = detect_sybil_128(S_all, texts, miners, embed, rules.sybil)
     return ev
 
-# %% ../nbs/11a_loosh.ipynb #6988773f
+# %% ../nbs/11a_loosh.ipynb #43151478
 @dataclass(frozen=True)
 class Node:
     "A registered node as the chain reports it."
@@ -779,12 +779,12 @@ class WeightInputs:
     validators: frozenset|None = None # hotkeys the validator list reports; None = no list (stake heuristic)
     self_hotkey: str = "validator-self"
 
-# %% ../nbs/11a_loosh.ipynb #58a22e80
+# %% ../nbs/11a_loosh.ipynb #eb8a187d
 def operation_mode(blocks_since_update: int, w: WeightRules) -> str:
     "NORMAL, DEGRADED or EMERGENCY from the blocks since the last weight update."
     return "EMERGENCY" if blocks_since_update >= w.emergency_blocks else "DEGRADED" if blocks_since_update >= w.degraded_blocks else "NORMAL"
 
-# %% ../nbs/11a_loosh.ipynb #c1017baf
+# %% ../nbs/11a_loosh.ipynb #137b5164
 def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w: WeightRules) -> tuple:
     "(serving nodes in chain order, counts of each exclusion)."
     stats = {"total": len(nodes), "self_excluded": 0, "no_endpoint_excluded": 0, "validator_db_excluded": 0, "high_stake_excluded": 0, "included": 0}
@@ -798,7 +798,7 @@ def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w:
         if why == "included": out.append(n)
     return out, stats
 
-# %% ../nbs/11a_loosh.ipynb #941b1a09
+# %% ../nbs/11a_loosh.ipynb #7c80fff9
 def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules) -> dict:
     "Per-hotkey EMA of the emissions stored in the lookback window, in first-seen order."
     uid_owner, seen_at = {}, {}
@@ -813,14 +813,14 @@ def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules
             ema[hk] = w.alpha * float(value) + (1 - w.alpha) * ema[hk] if hk in ema else float(value)
     return ema
 
-# %% ../nbs/11a_loosh.ipynb #f719e20d
+# %% ../nbs/11a_loosh.ipynb #9923e76c
 def freshness_gate(ema: dict, last_success: dict, hours: float, now: datetime) -> tuple:
     "(scores with stale miners at 0, count of stale miners that had a positive EMA)."
     cutoff = now - timedelta(hours=hours)
     stale = {hk for hk in ema if last_success.get(hk) is None or last_success[hk] < cutoff}
     return {hk: 0.0 if hk in stale else v for hk, v in ema.items()}, sum(1 for hk in stale if ema[hk] > 0)
 
-# %% ../nbs/11a_loosh.ipynb #771c45c3
+# %% ../nbs/11a_loosh.ipynb #742b60b6
 def sybil_penalty(ema: dict, sybil: dict, serving_count: int, w: WeightRules) -> tuple:
     "(penalised scores, number penalised, whether the safety valve spared someone)."
     if not sybil: return dict(ema), 0, False
@@ -834,7 +834,7 @@ def sybil_penalty(ema: dict, sybil: dict, serving_count: int, w: WeightRules) ->
     out = {hk: max(v * (1.0 - min(sybil.get(hk, 0.0), w.penalty_max)), v * w.min_retention) if hk in hit else v for hk, v in ema.items()}
     return out, len(hit & set(ema)), valve
 
-# %% ../nbs/11a_loosh.ipynb #14ebcb34
+# %% ../nbs/11a_loosh.ipynb #ec1f5c81
 @dataclass
 class WeightOutcome:
     "What one weight setting did."
@@ -885,7 +885,7 @@ def set_weights_128(x: WeightInputs, rules: RuleSet = LOOSH_128) -> WeightOutcom
     r.uids = [n.node_id for n in serving]
     return r
 
-# %% ../nbs/11a_loosh.ipynb #6fc2fb73
+# %% ../nbs/11a_loosh.ipynb #eccdc73e
 def _ago(now: datetime, hours) -> datetime|None: return None if hours is None else now - timedelta(hours=hours)
 
 def weight_inputs(d: dict) -> WeightInputs:
@@ -899,7 +899,7 @@ def weight_inputs(d: dict) -> WeightInputs:
                         d.get("sybil_api"), None if d.get("validator_list") is None else frozenset(d["validator_list"]),
                         d.get("self_hotkey", "validator-self"))
 
-# %% ../nbs/11a_loosh.ipynb #2c29baf5
+# %% ../nbs/11a_loosh.ipynb #31ee04fb
 def store_weights_128(evaluations: list, now: datetime, sybil_scores: dict, rules: RuleSet = LOOSH_128) -> dict:
     "Weights (summing to 1; {} when all are zero) from stored evaluations {'timestamp', 'emissions'} under 1.2.8's EMA and penalty."
     ema = ema_by_hotkey([(e["timestamp"], e["emissions"]) for e in evaluations], [], now, rules.weights)
@@ -916,7 +916,7 @@ def sybil_scores_from_records(evaluations: list, groups: list) -> dict:
         for m in g["miners"]: flagged[m] = flagged.get(m, set()) | {g["challenge_id"]}
     return {m: len(flagged.get(m, set()) & c) / len(c) for m, c in seen.items()}
 
-# %% ../nbs/11a_loosh.ipynb #1a493f6e
+# %% ../nbs/11a_loosh.ipynb #9592828c
 class EmbeddingMissing(ValueError):
     "A text the rules need has no stored vector."
     code = "embedding-missing"
@@ -955,7 +955,7 @@ def model_embedder(rules: RuleSet, warn=print):
             warn(f"{rules.model}: not loadable from disk ({type(e).__name__}); falling back to {rules.fallback_model}, as 1.2.8 does")
     return Embedder(rules.fallback_model or rules.model).encode
 
-# %% ../nbs/11a_loosh.ipynb #bfa13d48
+# %% ../nbs/11a_loosh.ipynb #e4dbc7e7
 class ResponseError(ValueError):
     "A response 1.2.8 cannot take."
     code = "response"
