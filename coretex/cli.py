@@ -10,13 +10,14 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds', 'make_evaluator',
            'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors', 'add_evaluate',
            'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator',
-           'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus', 'cmd_consensus',
-           'add_consensus', 'render_weights', 'cmd_weights', 'add_weights', 'cmd_consensus_service',
-           'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs',
-           'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
-           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
-           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'cmd_demo', 'add_demo',
-           'cmd_docs', 'add_docs']
+           'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus', 'add_rule_set_option',
+           'cmd_consensus', 'add_consensus', 'vector_table', 'render_rule_set', 'cmd_consensus_rules', 'render_weights',
+           'cmd_weights', 'add_weights', 'read_json_file', 'sybil_scores_file', 'cmd_weights_rules', 'rule_set_weigh',
+           'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval',
+           'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve',
+           'cmd_coordinator_reveal', 'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work',
+           'add_coordinator_reveal', 'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay',
+           'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -436,8 +437,15 @@ def render_consensus(r) -> str:
     if r.heatmap_png: lines.append(f"\nheatmap: {r.heatmap_png}")
     return "\n".join(lines + [f"\n{r.narrative}"])
 
+# %% ../nbs/09_cli.ipynb #c10c7d35
+def add_rule_set_option(p) -> None:
+    "The --reference option of the consensus commands: which rule set to follow."
+    p.add_argument("--reference", default="seed", choices=("seed", "loosh-1.2.8"),
+                   help="rule set: the seed document's (default) or the Loosh validator's release 1.2.8")
+
 # %% ../nbs/09_cli.ipynb #a1c9003d
 def cmd_consensus(args):
+    if args.reference != "seed" or args.embeddings: return cmd_consensus_rules(args)
     from coretex.consensus import evaluate_challenge, check_response
     from coretex.store import data_dir
     # the heatmap goes beside the database unless asked for elsewhere, never into the working folder
@@ -464,7 +472,47 @@ def add_consensus(sub):
     p.add_argument("--narrator-model", default="gpt-4o-mini", help="model name sent to the narrator endpoint")
     p.add_argument("--mongodb-uri", help="MongoDB URI (default: $CORETEX_MONGODB_URI, else the embedded server)")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    add_rule_set_option(p)
+    p.add_argument("--embeddings", metavar="FILE", help='stored vectors {"model", "vectors": {text: [floats]}} for every text the rules embed, instead of a model')
     p.set_defaults(func=cmd_consensus)
+
+# %% ../nbs/09_cli.ipynb #c157a997
+def vector_table(path: str):
+    "The stored vectors of --embeddings, or a CliError naming the file."
+    from coretex.loosh import load_vector_table
+    try: return load_vector_table(path)
+    except ValueError as e: raise CliError(f"--embeddings {path}: {e}") from None
+
+def render_rule_set(r) -> str:
+    "The text `coretex consensus --reference loosh-1.2.8` prints: theta, one row per miner, the sybil groups."
+    lines = [f"theta {r.theta:.4f}  mu {r.mu:.4f}  sigma {r.sigma:.4f}  consensus {'yes' if r.consensus_achieved else 'no'}  ({r.path})",
+             f"\n{'miner':<16}{'status':<8}{'quality':>8}{'score':>8}{'emission':>10}"]
+    for m, e in r.emissions.items():
+        status = "test" if m in r.test_mode else "in" if m in r.in_consensus else "out"
+        lines.append(f"{m:<16}{status:<8}{r.quality.get(m, 0.0):>8.3f}{r.scores.get(m, 0.0):>8.3f}{e:>10.5f}")
+    groups = [", ".join(g.members) for g in (r.sybil.groups if r.sybil else ())]
+    return "\n".join(lines + (["\nsybil groups: " + "; ".join(groups)] if groups else []))
+
+def cmd_consensus_rules(args):
+    "coretex consensus under --reference, or on --embeddings: the rule set's evaluation, stored like the seed's."
+    from coretex.consensus import check_response
+    from coretex.loosh import SEED_RULES, rule_set, model_embedder, evaluate_responses, check_response_128, EmbeddingMissing, ResponseError
+    from coretex.store import data_dir
+    rules = rule_set(args.reference)
+    seed = rules.name == SEED_RULES.name
+    if not seed and args.prompt is None: raise CliError(f"--prompt is required with --reference {rules.name}: its quality rules compare each answer with the prompt")
+    rows = read_jsonl(args.responses, check_response if seed else check_response_128)
+    embed = vector_table(args.embeddings) if args.embeddings else model_embedder(rules, lambda m: print(f"coretex consensus: {m}", file=sys.stderr))
+    options = {"out_dir": out_dir(args.out or str(data_dir().parent / "reports")), "narrator": pick_narrator(args)} if seed else {}
+    db, close = _open_store(args) if not args.no_store else (None, lambda: None)
+    try:
+        try: r = evaluate_responses(rows, args.prompt or "", rules, embed, **options)
+        except EmbeddingMissing as e: raise CliError(f"--embeddings {args.embeddings}: {e}") from None
+        except ResponseError as e: raise CliError(f"{args.responses}: {e}") from None
+        if db is not None: record_challenge(db, args, rows, r if seed else r.stored())
+    finally: close()
+    if seed: return print(json.dumps(r.to_json(), sort_keys=True) if args.json else render_consensus(r))
+    print(json.dumps({"rule_set": rules.name, **r.to_json()}, sort_keys=True) if args.json else render_rule_set(r))
 
 # %% ../nbs/09_cli.ipynb #a1c90040
 def render_weights(weights: dict, evaluations: int, since: str, alpha: float) -> str:
@@ -476,6 +524,7 @@ def render_weights(weights: dict, evaluations: int, since: str, alpha: float) ->
 
 # %% ../nbs/09_cli.ipynb #a1c90042
 def cmd_weights(args):
+    if args.reference != "seed": return cmd_weights_rules(args)
     from datetime import datetime, timezone
     from coretex.consensus import ConsensusStore, ema_weights
     since = parse_duration(args.since)
@@ -492,7 +541,62 @@ def add_weights(sub):
     p.add_argument("--alpha", type=unit_float, default=0.3, help="EMA weight of the newest evaluation, in (0, 1]")
     p.add_argument("--json", action="store_true")
     p.add_argument("--mongodb-uri")
+    add_rule_set_option(p)
+    p.add_argument("--scenario", metavar="FILE", help="(loosh-1.2.8) replay a weight setting from a JSON file in the reference's weight-vector format instead of the store")
+    p.add_argument("--sybil-scores", metavar="FILE", help="(loosh-1.2.8) JSON {hotkey: sybil score}; default: the store's sybil groups")
     p.set_defaults(func=cmd_weights)
+
+# %% ../nbs/09_cli.ipynb #c1d4b90e
+def read_json_file(path: str, option: str):
+    "The JSON in a file an option names, or a CliError naming both."
+    try:
+        with open(path, "rb") as f: return json.loads(f.read(), parse_constant=_no_constant)
+    except OSError as e: raise CliError(f"{option} {path}: cannot read ({e.strerror})") from None
+    except (ValueError, RecursionError) as e: raise CliError(f"{option} {path}: not JSON ({str(e)[:80]})") from None
+
+def sybil_scores_file(path: str) -> dict:
+    "The {hotkey: score in [0, 1]} of --sybil-scores."
+    d = read_json_file(path, "--sybil-scores")
+    if not isinstance(d, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in d.values()):
+        raise CliError(f"--sybil-scores {path}: expected an object of hotkey: score in [0, 1]")
+    return {str(k): float(v) for k, v in d.items()}
+
+def cmd_weights_rules(args):
+    "coretex weights under --reference: from the store, or a replayed --scenario."
+    from dataclasses import asdict, replace
+    from datetime import datetime, timezone
+    from coretex.consensus import ConsensusStore
+    from coretex.loosh import rule_set, set_weights_128, weight_inputs, store_weights_128, sybil_scores_from_records
+    rules = rule_set(args.reference)
+    scores = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
+    if args.scenario:
+        d = read_json_file(args.scenario, "--scenario")
+        try: r = set_weights_128(weight_inputs(d if scores is None else {**d, "sybil_api": scores}), rules)
+        except (KeyError, TypeError, ValueError, AttributeError) as e: raise CliError(f"--scenario {args.scenario}: not a weight-setting scenario ({type(e).__name__}: {e})") from None
+        if args.json: return print(json.dumps({"rule_set": rules.name, **asdict(r)}, sort_keys=True, default=str))
+        return print(f"{r.mode}: {r.outcome}" + (f" ({r.reason})" if r.reason else "") + "\n" + render_weights(r.weights, len(d.get("evaluations", [])), "scenario", rules.weights.alpha))
+    since, now = parse_duration(args.since), datetime.now(timezone.utc)
+    db, close = _open_store(args)
+    try:
+        evs = ConsensusStore(db).evaluations_since(now - since)
+        if scores is None: scores = sybil_scores_from_records(evs, list(db.sybil.find({"timestamp": {"$gte": now - since}}, {"_id": 0})))
+    finally: close()
+    w = store_weights_128(evs, now, scores, replace(rules, weights=replace(rules.weights, lookback_h=since.total_seconds() / 3600)))
+    if args.json: return print(json.dumps({"rule_set": rules.name, "since": args.since, "evaluations": len(evs), "sybil_scores": scores, "weights": w}, sort_keys=True))
+    print(render_weights(w, len(evs), args.since, rules.weights.alpha))
+
+# %% ../nbs/09_cli.ipynb #c1cfc2c6
+def rule_set_weigh(rules, db, args):
+    "The service's weight rule: None (the seed document's EMA weights) or 1.2.8's, with sybil scores from --sybil-scores or the store."
+    if rules.name == "seed": return None
+    from datetime import timedelta
+    from coretex.loosh import store_weights_128, sybil_scores_from_records
+    fixed = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
+    def weigh(evaluations, now):
+        since = now - timedelta(hours=rules.weights.lookback_h)
+        scores = fixed if fixed is not None else sybil_scores_from_records(evaluations, list(db.sybil.find({"timestamp": {"$gte": since}}, {"_id": 0})))
+        return store_weights_128(evaluations, now, scores, rules)
+    return weigh
 
 # %% ../nbs/09_cli.ipynb #a1c90045
 def _stop_on_signal(signum, frame):
@@ -502,6 +606,9 @@ def _stop_on_signal(signum, frame):
 def cmd_consensus_service(args):
     import signal
     from coretex.consensus import ConsensusStore, WeightLoop, DatabaseWeightSetter, run_service
+    from coretex.loosh import rule_set
+    rules = rule_set(args.reference)
+    args.interval, args.rate_limit = (v or f"{rules.weights.interval_s}s" for v in (args.interval, args.rate_limit))
     interval, rate, every, keep = (parse_duration(s) for s in (args.interval, args.rate_limit, args.cleanup_every, args.retention))
     duration = parse_duration(args.for_).total_seconds() if args.for_ else None
     for s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, _stop_on_signal)
@@ -509,14 +616,16 @@ def cmd_consensus_service(args):
     try:
         st, say = ConsensusStore(db), lambda m: print(m, flush=True)
         say(f"consensus service: weights every {args.interval} (rate limit {args.rate_limit}), clean-up every {args.cleanup_every} (retention {args.retention})")
-        run_service(WeightLoop(st, DatabaseWeightSetter(db), interval, rate, args.alpha), every, keep,
+        run_service(WeightLoop(st, DatabaseWeightSetter(db), interval, rate, args.alpha, weigh=rule_set_weigh(rules, db, args)), every, keep,
                     poll=min(60.0, interval.total_seconds() or 1.0), duration=duration, log=say)
     finally: close()
 
 def add_consensus_service(sub):
     p = sub.add_parser("consensus-service", help="set weights and clean up stored evaluations on a schedule")
-    p.add_argument("--interval", default="1800s", help="time between weight settings (default 1800s)")
-    p.add_argument("--rate-limit", default="1800s", help="shortest time between two weight settings (default 1800s)")
+    p.add_argument("--interval", help="time between weight settings (default: the rule set's, 1800s seed, 4320s loosh-1.2.8)")
+    p.add_argument("--rate-limit", help="shortest time between two weight settings (default: the interval)")
+    add_rule_set_option(p)
+    p.add_argument("--sybil-scores", metavar="FILE", help="(loosh-1.2.8) JSON {hotkey: sybil score}; default: the store's sybil groups")
     p.add_argument("--cleanup-every", default="24h"); p.add_argument("--retention", default="48h")
     p.add_argument("--alpha", type=unit_float, default=0.3)
     p.add_argument("--for", dest="for_", metavar="DURATION", help="stop after this long (default: until SIGTERM)")

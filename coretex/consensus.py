@@ -388,6 +388,7 @@ class WeightLoop:
     lookback: timedelta = timedelta(hours=24)
     last_attempt: datetime|None = None
     last_set: datetime|None = None
+    weigh: object = None                            # (evaluations, now) -> weights; None: the seed document's EMA weights
 
     def tick(self, now: datetime) -> str:
         "One turn of the loop at time `now`: 'set', 'wait', 'rate-limited' or 'skipped: all-zero round'."
@@ -395,7 +396,8 @@ class WeightLoop:
         if self.last_attempt and now - self.last_attempt < self.interval: return "wait"
         if self.last_set and now - self.last_set < self.rate_limit: return "rate-limited"
         self.last_attempt = now
-        w = ema_weights(self.store.evaluations_since(now - self.lookback), self.alpha, self.lookback, now)
+        evs = self.store.evaluations_since(now - self.lookback)
+        w = self.weigh(evs, now) if self.weigh else ema_weights(evs, self.alpha, self.lookback, now)
         if not w: return "skipped: all-zero round"
         self.setter(w, now); self.last_set = now
         return "set"
