@@ -4,16 +4,18 @@
 
 # %% auto #0
 __all__ = ['MarginalEvaluator', 'R01_TARGET_OVERLAP', 'R02_SEMANTIC_CONFLICT', 'R03_WRONG_PARENT_ROOT', 'R04_INVALID_TARGET',
-           'R05_RESERVED_BIT_SET', 'L01_NOT_IMPROVEMENT', 'BATCH_CODES', 'pipeline_of', 'apply_onto_current',
-           'AcceptCodes', 'StepAccepted', 'StepRefused', 'evaluate_and_apply_onto_current', 'as_bytes',
-           'compute_patch_set_root', 'EpochPatch', 'AcceptedPatch', 'RejectedPatch', 'ReducerOutput', 'reduce']
+           'R05_RESERVED_BIT_SET', 'L01_NOT_IMPROVEMENT', 'BATCH_CODES', 'LIVE_CODES', 'pipeline_of',
+           'apply_onto_current', 'AcceptCodes', 'StepAccepted', 'StepRefused', 'evaluate_and_apply_onto_current',
+           'as_bytes', 'compute_patch_set_root', 'EpochPatch', 'AcceptedPatch', 'RejectedPatch', 'ReducerOutput',
+           'reduce', 'RewardOptions', 'StateAdvance', 'LiveRejected', 'LiveEpochOutput', 'advance_epoch_state']
 
 # %% ../nbs/22_reducer.ipynb #b9e09639
 from dataclasses import dataclass
 from typing import Callable
-from .keccak import keccak256, BLANK_HASH, from_hex
+from .keccak import keccak256, BLANK_HASH, from_hex, to_hex
 from .patch import Patch, PatchError, check_patch, prepare, patch_hash
 from .state import state_root, merkle_levels, updated_levels
+from .work_units import OUTCOME_CORETEX_STATE_ADVANCE, compute_core_tex_work_units_bps, work_amount
 
 # %% ../nbs/22_reducer.ipynb #a2370925
 def pipeline_of(policy_atoms_mode: bool) -> str:
@@ -141,3 +143,59 @@ def reduce(parent_state, # the epoch's parent state (1024 ints)
         written.update(x.patch.indices)
     return ReducerOutput(current, state_root(current), compute_patch_set_root([a.patch_bytes for a in accepted]),
                          accepted, rejected)
+
+# %% ../nbs/22_reducer.ipynb #48cf347f
+@dataclass(frozen=True)
+class RewardOptions:
+    "The live lane's reward inputs: the tier counter, the work policy, and r5 mode."
+    qualified_screener_passes_since_last_state_advance: object = 0  # int, safe float or decimal string
+    work_policy: dict|None = None
+    policy_atoms_mode: bool = False
+    @classmethod
+    def of(cls, options) -> "RewardOptions":
+        "RewardOptions from a record, a dict or None."
+        return options if isinstance(options, cls) else cls(**(options or {}))
+    def work_units_bps(self, advances_so_far: int) -> int:
+        "What the next advance earns: the tier for the counter plus the advances already made."
+        counter = work_amount(self.qualified_screener_passes_since_last_state_advance, "reward counter")
+        return compute_core_tex_work_units_bps(OUTCOME_CORETEX_STATE_ADVANCE, counter + advances_so_far, self.work_policy)
+
+@dataclass(frozen=True)
+class StateAdvance:
+    "One live advance: who, which patch, the roots before and after, its gain and the work units it earns."
+    miner: str; patch_bytes: bytes; patch_hash: str; parent_state_root: str; new_state_root: str
+    marginal_gain: int; work_units_bps: int; credit_units: int; advance_index: int
+
+@dataclass(frozen=True)
+class LiveRejected:
+    "A patch the live lane refused: its miner as given, its bytes and its code."
+    miner: str; patch_bytes: bytes; reason: str
+
+@dataclass(frozen=True)
+class LiveEpochOutput:
+    "The live lane's result: the advanced state and its root, the patch-set root over the advances, and the refusals."
+    new_state: tuple; new_state_root: bytes; patch_set_root: bytes; advances: list; rejected: list
+
+LIVE_CODES = AcceptCodes(L01_NOT_IMPROVEMENT, R03_WRONG_PARENT_ROOT, R05_RESERVED_BIT_SET, R04_INVALID_TARGET)
+
+# %% ../nbs/22_reducer.ipynb #00439a0c
+def advance_epoch_state(parent_state, # the epoch's parent state (1024 ints)
+                        patches: list, # EpochPatch records or dicts, with miner, in arrival order
+                        threshold: int = 0, # the gain an advance must exceed
+                        reward_options=None, # RewardOptions or a dict of them
+                       ) -> LiveEpochOutput:
+    "The live lane: each patch on the live root that strictly improves it advances the state and earns work units."
+    options, current = RewardOptions.of(reward_options), tuple(parent_state)
+    levels, advances, rejected = merkle_levels(current), [], []
+    for x in map(EpochPatch.of, patches):
+        parent_root = levels[-1][0]
+        step = (StepRefused(R03_WRONG_PARENT_ROOT) if x.patch.parent_root != parent_root else
+                evaluate_and_apply_onto_current(current, x.patch, x.marginal_evaluator, threshold, True,
+                                                options.policy_atoms_mode, LIVE_CODES))
+        if not step.ok:
+            rejected.append(LiveRejected(x.miner, x.patch_bytes, step.reason)); continue
+        current, levels = step.state, updated_levels(levels, dict(zip(x.patch.indices, x.patch.new_words)))
+        bps = options.work_units_bps(len(advances))
+        advances.append(StateAdvance(x.miner.lower(), x.patch_bytes, to_hex(patch_hash(x.patch_bytes)), to_hex(parent_root),
+                                     to_hex(levels[-1][0]), step.marginal_gain, bps, bps, len(advances)))
+    return LiveEpochOutput(current, levels[-1][0], compute_patch_set_root([a.patch_bytes for a in advances]), advances, rejected)
