@@ -4,13 +4,13 @@
 
 # %% auto #0
 __all__ = ['FUND_EPOCH_SELECTOR', 'js_parse_hex_byte', 'js_hex_to_bytes', 'BonusLeaf', 'uint256', 'compute_leaf_hash',
-           'hash_pair', 'merkle_levels', 'compute_bonus_merkle_root', 'FundEpochCalldata', 'build_fund_epoch_calldata',
-           'MinerClaimProof', 'build_miner_claim_proof', 'verify_miner_claim_proof']
+           'hash_pair', 'merkle_levels', 'compute_bonus_merkle_root', 'FundEpochCalldata', 'check_funding',
+           'build_fund_epoch_calldata', 'MinerClaimProof', 'build_miner_claim_proof', 'verify_miner_claim_proof']
 
 # %% ../nbs/23_funding.ipynb #70d80198
 import re
 from dataclasses import dataclass
-from .keccak import keccak256, BLANK_HASH, to_hex
+from .keccak import keccak256, BLANK_HASH, from_hex, to_hex
 from .reducer import as_bytes
 
 # %% ../nbs/23_funding.ipynb #22b698e5
@@ -77,11 +77,21 @@ class FundEpochCalldata:
     "The fundEpoch transaction's calldata, the Merkle root it funds and the unreduced total bonus."
     calldata: bytes; merkle_root: bytes; total_bonus: int
 
+def check_funding(epoch: int, leaves: list) -> None:
+    "Refuse (ValueError) what the reference would silently wrap or misread: a non-hex address, an amount outside uint256, an epoch outside uint64."
+    if not 0 <= epoch < 2**64: raise ValueError(f"epoch {epoch} is not a uint64")
+    for l in leaves:
+        from_hex(l.miner, 20, "miner")
+        if not (0 <= l.bonus_botcoin < 2**256 and 0 <= l.cap_botcoin < 2**256): raise ValueError(f"leaf of {l.miner}: amount outside uint256")
+    if sum(l.bonus_botcoin for l in leaves) >= 2**256: raise ValueError("total bonus is not a uint256")
+
 def build_fund_epoch_calldata(epoch: int, # the epoch funded
                               leaves: list, # its bonus leaves, in funding order
+                              strict: bool = False, # refuse what the reference wraps (check_funding)
                              ) -> FundEpochCalldata:
     "Calldata for fundEpoch(epoch mod 2^64, root, total mod 2^256) over `leaves`."
     leaves = [BonusLeaf.of(l) for l in leaves]
+    if strict: check_funding(epoch, leaves)
     root, total = compute_bonus_merkle_root(leaves), sum(l.bonus_botcoin for l in leaves)
     return FundEpochCalldata(FUND_EPOCH_SELECTOR + uint256(epoch % 2**64) + root + uint256(total), root, total)
 

@@ -55,6 +55,18 @@ def test_funding(name):
     for case in data()["functions"][name]: check(getattr(funding, name), case)
 
 
+def test_fund_epoch_strict():
+    "strict=True refuses exactly the cases where the reference wraps a negative amount or reads a non-hex address."
+    for case in data()["functions"]["build_fund_epoch_calldata"]:
+        a = args(case)
+        wraps = not 0 <= a["epoch"] < 2**64 or any(
+            min(l["bonus_botcoin"], l["cap_botcoin"]) < 0 or not re.fullmatch(r"(0[xX])?[0-9a-fA-F]{40}", l["miner"])
+            for l in a["leaves"])
+        if "error" in case or wraps:
+            with pytest.raises(ValueError): funding.build_fund_epoch_calldata(**a, strict=True)
+        else: agree(funding.build_fund_epoch_calldata(**a, strict=True), case["expect"])
+
+
 @pytest.mark.parametrize("name", ["decode_patch_accepted_log", "decode_epoch_finalized_log", "decode_state_snapshot_log"])
 def test_log_decoders(name):
     for case in data()["functions"][name]: check(getattr(ve, name), case)
