@@ -3,7 +3,8 @@ its README prescribes: ints equal decimal strings, hex compares lower-case, byte
 dict, a dataclass or an object, and extra keys on the Python side are allowed.
 
 Import by name (`from economy_vectors import cases, decode, agree, raises_as`); tests that use it put
-`pytestmark = VECTORS_PRESENT` so they skip cleanly when ../shared is not beside the checkout."""
+`pytestmark = VECTORS_PRESENT` so they skip cleanly when ../shared is not beside the checkout. `params`/`check` make
+one pytest item per case; `all_agree` runs a function's cases in one item (far less overhead for thousands)."""
 import dataclasses, enum, gzip, json, re
 from functools import lru_cache
 from pathlib import Path
@@ -116,3 +117,21 @@ def check(fn, case: dict, **extra):
     if "error" in case:
         with raises_as(case["error"]): fn(**kw)
     else: agree(fn(**kw), case["expect"])
+
+
+def disagreement(fn, case: dict, **extra) -> str | None:
+    "Why `fn(**args, **extra)` departs from the case (expected output or recorded error); None when it agrees."
+    kw = {**args(case), **extra}
+    allowed = (TypeError, ValueError) if "error" in case and case["error"]["name"] == "TypeError" else ValueError
+    try: out = fn(**kw)
+    except allowed as e:
+        return None if "error" in case else f"raised {type(e).__name__}: {e}"
+    except Exception as e: return f"raised {type(e).__name__}: {e}"
+    if "error" in case: return f"returned {out!r} where the reference raised {case['error']['name']}"
+    return diff(out, case["expect"])
+
+
+def all_agree(name: str, fn, extra=lambda case: {}):
+    "Assert every case of `name` agrees; the message counts and names the first few that do not."
+    bad = [(c["id"], why) for c in cases(name) if (why := disagreement(fn, c, **extra(c)))]
+    assert not bad, f"{len(bad)}/{len(cases(name))} cases of {name} disagree, first: {bad[:3]}"
