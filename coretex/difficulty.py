@@ -7,11 +7,11 @@ __all__ = ['MIN_IMPROVEMENT_PPM', 'MAX_IMPROVEMENT_PPM', 'clamp_window', 'js_rou
            'controller_step', 'next_min_improvement_ppm', 'HistogramEntry', 'DifficultyHistogram',
            'difficulty_histogram', 'difficulty_trajectory', 'is_major_delta']
 
-# %% ../nbs/19_difficulty.ipynb #d83c41e2
+# %% ../nbs/19_difficulty.ipynb #830cf52a
 import math
 from dataclasses import dataclass, field
 
-# %% ../nbs/19_difficulty.ipynb #d02417fe
+# %% ../nbs/19_difficulty.ipynb #01bc56b6
 MIN_IMPROVEMENT_PPM = 500       # pinned floor of the state-advance threshold, ppm
 MAX_IMPROVEMENT_PPM = 150_000   # pinned ceiling, ppm
 
@@ -23,14 +23,14 @@ def clamp_window(min_clamp_ppm: int|None = None, # calibration-only floor overri
     hi = max_clamp_ppm if max_clamp_ppm is not None and max_clamp_ppm > lo else MAX_IMPROVEMENT_PPM
     return lo, hi
 
-# %% ../nbs/19_difficulty.ipynb #dabd2e37
+# %% ../nbs/19_difficulty.ipynb #d5fa6d09
 def js_round(x: float) -> int:
     "JavaScript's `BigInt(Math.round(x))`: nearest integer, halves toward +infinity."
     if not math.isfinite(x): raise ValueError(f"cannot convert {x} to an integer threshold")
     n = math.floor(x)
-    return n + 1 if x - n >= 0.5 else n  # x - floor(x) is exact for every double
+    return n + 1 if x - n >= 0.5 else n  # x - floor(x) is exact wherever the comparison could change the answer
 
-# %% ../nbs/19_difficulty.ipynb #afdb4650
+# %% ../nbs/19_difficulty.ipynb #0f966437
 def _js_number(x, name: str) -> float:
     "A JS number input as the float it is."
     if isinstance(x, bool) or not isinstance(x, (int, float)): raise TypeError(f"{name} must be a number, got {x!r}")
@@ -77,7 +77,7 @@ class DifficultyOutput:
     ratio_applied: float  # the factor applied (1.0: none)
     clamped: bool         # whether the unclamped value fell outside the window
 
-# %% ../nbs/19_difficulty.ipynb #ab17717e
+# %% ../nbs/19_difficulty.ipynb #89859050
 def controller_step(i: DifficultyInputs) -> tuple:
     "(ratio, reason) of the branch the controller takes for `i`."
     obs, target, quality = i.observed_advances, i.target_advances, i.quality_attempts
@@ -88,7 +88,7 @@ def controller_step(i: DifficultyInputs) -> tuple:
     if obs < target and quality > 0: return i.under_target_recovery_ratio, "under_target_recovery"
     return 1.0, "no_change"
 
-# %% ../nbs/19_difficulty.ipynb #8e45a25d
+# %% ../nbs/19_difficulty.ipynb #baa3c178
 def next_min_improvement_ppm(current: int, # threshold in force, ppm
                              observed_advances: float, # accepted state advances in the epoch
                              target_advances: float, # configured advances per epoch
@@ -103,7 +103,7 @@ def next_min_improvement_ppm(current: int, # threshold in force, ppm
     unclamped = js_round(float(i.current) * ratio)
     return DifficultyOutput(clamp(unclamped), reason, ratio, not lo <= unclamped <= hi)
 
-# %% ../nbs/19_difficulty.ipynb #6acdae94
+# %% ../nbs/19_difficulty.ipynb #3478149a
 @dataclass(frozen=True)
 class HistogramEntry:
     "One snapshot's threshold move."
@@ -132,7 +132,7 @@ def difficulty_histogram(snapshots: list, # dicts: `epoch` plus the DifficultyIn
     return DifficultyHistogram(rows, sum(o.reason == "ramp_up" for o in outs), sum(o.reason == "decay" for o in outs),
                                sum(o.clamped for o in outs))
 
-# %% ../nbs/19_difficulty.ipynb #59f8a4cd
+# %% ../nbs/19_difficulty.ipynb #58bec08b
 def difficulty_trajectory(start: int, # the first epoch's threshold, ppm
                           epochs: list, # per epoch, every DifficultyInputs field but `current`
                          ) -> list:
@@ -143,7 +143,7 @@ def difficulty_trajectory(start: int, # the first epoch's threshold, ppm
         current = out.next
     return outs
 
-# %% ../nbs/19_difficulty.ipynb #8a52a7ec
+# %% ../nbs/19_difficulty.ipynb #6b0252eb
 def is_major_delta(new_eval_hidden_count: float, # eval_hidden events after the delta
                    prev_eval_hidden_count: float, # eval_hidden events before it
                    major_delta_threshold: float, # the bundle's majorDeltaThreshold

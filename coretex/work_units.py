@@ -4,20 +4,21 @@
 
 # %% auto #0
 __all__ = ['SAFE_INTEGER', 'WORK_BPS_DIVISOR', 'LANE_CORETEX', 'OUTCOME_CORETEX_SCREENER_PASS', 'OUTCOME_CORETEX_STATE_ADVANCE',
-           'CORETEX_WORK_RULES_VERSION', 'DEFAULT_CORETEX_WORK_POLICY', 'DEFAULT_CORETEX_WORK_POLICY_HASH',
-           'WorkAmountError', 'work_amount', 'WorkPolicyError', 'WorkPolicy', 'work_policy',
+           'CORETEX_WORK_RULES_VERSION', 'DEFAULT_CORETEX_WORK_POLICY', 'CALIBRATION_FIELDS',
+           'DEFAULT_CORETEX_WORK_POLICY_HASH', 'WorkAmountError', 'work_amount', 'WorkPolicyError',
+           'screener_calibration', 'state_advance_tiers', 'WorkPolicy', 'work_policy',
            'assert_valid_core_tex_work_policy', 'core_tex_work_policy_hash', 'UnknownOutcomeError',
            'compute_core_tex_work_units_bps', 'ScreenerThresholdInputs', 'screener_threshold',
            'compute_core_tex_screener_threshold_ppm', 'WorkReason', 'WorkQualification',
            'evaluate_core_tex_work_qualification']
 
-# %% ../nbs/20_work_units.ipynb #1f58dc79
+# %% ../nbs/20_work_units.ipynb #6afbc734
 import copy, json, re
 from dataclasses import dataclass
 from enum import Enum
 from .keccak import canonical_json, keccak256
 
-# %% ../nbs/20_work_units.ipynb #3f76c599
+# %% ../nbs/20_work_units.ipynb #74c97101
 SAFE_INTEGER = 2**53 - 1   # Number.MAX_SAFE_INTEGER
 _UNSIGNED, _SIGNED = re.compile(r"0|[1-9][0-9]*"), re.compile(r"-?(0|[1-9][0-9]*)")
 
@@ -38,7 +39,7 @@ def work_amount(value, # int (bigint), float (JS number) or decimal string
     if n < 0 and not signed: raise WorkAmountError(f"{label} must be non-negative")
     return n
 
-# %% ../nbs/20_work_units.ipynb #5aed7e21
+# %% ../nbs/20_work_units.ipynb #32b26f14
 WORK_BPS_DIVISOR = 10_000
 LANE_CORETEX = 2
 OUTCOME_CORETEX_SCREENER_PASS = 1
@@ -64,13 +65,68 @@ DEFAULT_CORETEX_WORK_POLICY = {
                    "uniquePatchHashPerEpochMiner": True, "modelNoRegressionRequiredForStateAdvance": True},
 }
 
-# %% ../nbs/20_work_units.ipynb #5b08c987
+# %% ../nbs/20_work_units.ipynb #7f8cd1d0
 class WorkPolicyError(ValueError):
     "A work policy that breaks one of the protocol's rules."
 
 def _rule(ok: bool, message: str):
     if not ok: raise WorkPolicyError(message)
 
+def _is_number(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+class _Fields:
+    "A policy object whose missing fields are WorkPolicyErrors naming their path (the reference throws there too)."
+    def __init__(self, d, path: str):
+        if not isinstance(d, dict): raise WorkPolicyError(f"{path} must be an object")
+        self.d, self.path = d, path
+    def __getitem__(self, key):
+        if key not in self.d: raise WorkPolicyError(f"{self.path}.{key} is required")
+        return self.d[key]
+    def obj(self, key): return _Fields(self[key], f"{self.path}.{key}")
+    def get(self, key): return self.d.get(key)
+
+# %% ../nbs/20_work_units.ipynb #5c98dba7
+CALIBRATION_FIELDS = ("scoreScalePpm", "minDeltaPpm", "remainingHeadroomBps", "noiseFloorMultiplierBps",
+                      "plateauEasingMaxBps", "stateAdvanceThresholdFloorBps", "antiGamingProbeMultiplierBps",
+                      "maxAntiGamingPenaltyBps", "maxThresholdPpm")
+
+def _snake(name: str) -> str: return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+def screener_calibration(cal: _Fields, # the policy's screenerPass.calibration
+                        ) -> dict:
+    "The calibration's amounts (snake_case keys), checked against the protocol's bounds."
+    absent_floor = lambda k: k == "stateAdvanceThresholdFloorBps" and cal.get(k) is None
+    c = {_snake(k): work_amount(0 if absent_floor(k) else cal[k], f"screenerPass.calibration.{k}") for k in CALIBRATION_FIELDS}
+    _rule(c["score_scale_ppm"] == 1_000_000, "scoreScalePpm must be 1000000")
+    _rule(c["min_delta_ppm"] >= 10, "screener minimum delta is too low")
+    _rule(c["max_threshold_ppm"] >= c["min_delta_ppm"], "screener max threshold must be >= min delta")
+    _rule(c["remaining_headroom_bps"] != 0, "remainingHeadroomBps must be positive")
+    _rule(c["noise_floor_multiplier_bps"] >= WORK_BPS_DIVISOR, "noiseFloorMultiplierBps must be at least 1x")
+    _rule(c["plateau_easing_max_bps"] <= WORK_BPS_DIVISOR, "plateauEasingMaxBps must be <= 10000")
+    _rule(c["state_advance_threshold_floor_bps"] <= WORK_BPS_DIVISOR, "stateAdvanceThresholdFloorBps must be <= 10000")
+    _rule(c["anti_gaming_probe_multiplier_bps"] != 0, "antiGamingProbeMultiplierBps must be positive")
+    _rule(c["max_anti_gaming_penalty_bps"] <= 10 * WORK_BPS_DIVISOR, "maxAntiGamingPenaltyBps must be <= 100000")
+    return c
+
+# %% ../nbs/20_work_units.ipynb #379de41b
+def state_advance_tiers(tiers: list, # the policy's stateAdvance.tiers
+                       ) -> tuple:
+    "The state-advance tiers as (min qualified screener passes, work bps), checked."
+    _rule(len(tiers) > 0, "stateAdvance.tiers must not be empty")
+    out, prev_min, prev_bps = [], -1, 0
+    for i, t in enumerate(tiers):
+        t = _Fields(t, f"policy.stateAdvance.tiers[{i}]")
+        lo = work_amount(t["minQualifiedScreenerPassesSinceLastStateAdvance"],
+                         f"stateAdvance.tiers[{i}].minQualifiedScreenerPassesSinceLastStateAdvance")
+        bps = work_amount(t["workUnitsBps"], f"stateAdvance.tiers[{i}].workUnitsBps")
+        _rule(lo > prev_min, "stateAdvance.tiers must have strictly increasing min counts")
+        _rule(bps >= 3 * WORK_BPS_DIVISOR, "state advance must be at least 3x")
+        _rule(bps >= prev_bps, "stateAdvance.tiers bps must be nondecreasing")
+        out.append((lo, bps)); prev_min, prev_bps = lo, bps
+    _rule(out[0][0] == 0, "first stateAdvance tier must start at 0")
+    return tuple(out)
+
+# %% ../nbs/20_work_units.ipynb #9de2fb25
 @dataclass(frozen=True)
 class WorkPolicy:
     "A validated CoreTex work policy."
@@ -92,81 +148,33 @@ class WorkPolicy:
     state_advance_min_local_model_delta: object    # as written: read only for a state advance
     require_live_state_advance: object         # as written: JavaScript truthiness decides
 
-def _check_tiers(tiers: list) -> tuple:
-    "The state-advance tiers as (min count, bps), checked."
-    _rule(len(tiers) > 0, "stateAdvance.tiers must not be empty")
-    out, prev_min, prev_bps = [], -1, 0
-    for i, t in enumerate(tiers):
-        t = _Fields(t, f"policy.stateAdvance.tiers[{i}]")
-        lo = work_amount(t["minQualifiedScreenerPassesSinceLastStateAdvance"],
-                         f"stateAdvance.tiers[{i}].minQualifiedScreenerPassesSinceLastStateAdvance")
-        bps = work_amount(t["workUnitsBps"], f"stateAdvance.tiers[{i}].workUnitsBps")
-        _rule(lo > prev_min, "stateAdvance.tiers must have strictly increasing min counts")
-        _rule(bps >= 3 * WORK_BPS_DIVISOR, "state advance must be at least 3x")
-        _rule(bps >= prev_bps, "stateAdvance.tiers bps must be nondecreasing")
-        out.append((lo, bps)); prev_min, prev_bps = lo, bps
-    _rule(out[0][0] == 0, "first stateAdvance tier must start at 0")
-    return tuple(out)
-
-def _is_number(x) -> bool: return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-class _Fields:
-    "A policy object whose missing fields are WorkPolicyErrors naming their path (the reference throws there too)."
-    def __init__(self, d, path: str):
-        if not isinstance(d, dict): raise WorkPolicyError(f"{path} must be an object")
-        self.d, self.path = d, path
-    def __getitem__(self, key):
-        if key not in self.d: raise WorkPolicyError(f"{self.path}.{key} is required")
-        return self.d[key]
-    def obj(self, key): return _Fields(self[key], f"{self.path}.{key}")
-    def get(self, key): return self.d.get(key)
-
 def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the published policy)
                ) -> WorkPolicy:
     "The policy validated into a WorkPolicy; WorkPolicyError/WorkAmountError at the first broken rule."
     if isinstance(policy, WorkPolicy): return policy
     p = _Fields(DEFAULT_CORETEX_WORK_POLICY if policy is None else policy, "policy")
     sp, sa = p.obj("screenerPass"), p.obj("stateAdvance")
-    cal = sp.obj("calibration")
-    amount = lambda v, label: work_amount(v, label)
     _rule(len(p["name"]) > 0, "policy.name is required")
     _rule(p["version"] > 0, "policy.version must be positive")
     _rule(_is_number(p["rulesVersion"]) and p["rulesVersion"] == CORETEX_WORK_RULES_VERSION, "policy.rulesVersion must be 0xC0")
     _rule(_is_number(p["lane"]) and p["lane"] == LANE_CORETEX, "policy.lane must be CoreTex")
-    _rule(amount(p["bpsDivisor"], "bpsDivisor") == WORK_BPS_DIVISOR, "policy.bpsDivisor must be 10000")
+    _rule(work_amount(p["bpsDivisor"], "bpsDivisor") == WORK_BPS_DIVISOR, "policy.bpsDivisor must be 10000")
     _rule(_is_number(sp["outcome"]) and sp["outcome"] == OUTCOME_CORETEX_SCREENER_PASS, "policy.screenerPass.outcome must be 1")
-    c = {k: amount(cal[k], f"screenerPass.calibration.{k}") for k in ("scoreScalePpm", "minDeltaPpm", "maxThresholdPpm",
-         "plateauEasingMaxBps")}
-    floor = cal.get("stateAdvanceThresholdFloorBps")
-    c["stateAdvanceThresholdFloorBps"] = amount(0 if floor is None else floor, "screenerPass.calibration.stateAdvanceThresholdFloorBps")
-    c["maxAntiGamingPenaltyBps"] = amount(cal["maxAntiGamingPenaltyBps"], "screenerPass.calibration.maxAntiGamingPenaltyBps")
-    _rule(c["scoreScalePpm"] == 1_000_000, "scoreScalePpm must be 1000000")
-    _rule(c["minDeltaPpm"] >= 10, "screener minimum delta is too low")
-    _rule(c["maxThresholdPpm"] >= c["minDeltaPpm"], "screener max threshold must be >= min delta")
-    c["remainingHeadroomBps"] = amount(cal["remainingHeadroomBps"], "screenerPass.calibration.remainingHeadroomBps")
-    _rule(c["remainingHeadroomBps"] != 0, "remainingHeadroomBps must be positive")
-    c["noiseFloorMultiplierBps"] = amount(cal["noiseFloorMultiplierBps"], "screenerPass.calibration.noiseFloorMultiplierBps")
-    _rule(c["noiseFloorMultiplierBps"] >= WORK_BPS_DIVISOR, "noiseFloorMultiplierBps must be at least 1x")
-    _rule(c["plateauEasingMaxBps"] <= WORK_BPS_DIVISOR, "plateauEasingMaxBps must be <= 10000")
-    _rule(c["stateAdvanceThresholdFloorBps"] <= WORK_BPS_DIVISOR, "stateAdvanceThresholdFloorBps must be <= 10000")
-    c["antiGamingProbeMultiplierBps"] = amount(cal["antiGamingProbeMultiplierBps"], "screenerPass.calibration.antiGamingProbeMultiplierBps")
-    _rule(c["antiGamingProbeMultiplierBps"] != 0, "antiGamingProbeMultiplierBps must be positive")
-    _rule(c["maxAntiGamingPenaltyBps"] <= 10 * WORK_BPS_DIVISOR, "maxAntiGamingPenaltyBps must be <= 100000")
+    cal = screener_calibration(sp.obj("calibration"))
     _rule(_is_number(sa["outcome"]) and sa["outcome"] == OUTCOME_CORETEX_STATE_ADVANCE, "policy.stateAdvance.outcome must be 2")
-    screener_bps = amount(sp["workUnitsBps"], "screenerPass.workUnitsBps")
+    screener_bps = work_amount(sp["workUnitsBps"], "screenerPass.workUnitsBps")
     _rule(screener_bps == WORK_BPS_DIVISOR, "screener pass must stay exactly 1x")
-    return WorkPolicy(p.d, screener_bps, c["scoreScalePpm"], c["minDeltaPpm"], c["remainingHeadroomBps"],
-        c["noiseFloorMultiplierBps"], c["plateauEasingMaxBps"], c["stateAdvanceThresholdFloorBps"],
-        c["antiGamingProbeMultiplierBps"], c["maxAntiGamingPenaltyBps"], c["maxThresholdPpm"], _check_tiers(sa["tiers"]),
-        sp["minLocalModelDeltaPpm"], sp["maxRelevantNearCollisionPpm"], sa["minDeterministicDeltaPpm"],
-        sa["minLocalModelDeltaPpm"], sa["requireLiveStateAdvance"])
+    return WorkPolicy(p.d, screener_bps, tiers=state_advance_tiers(sa["tiers"]), **cal,
+        screener_min_local_model_delta=sp["minLocalModelDeltaPpm"], max_relevant_near_collision=sp["maxRelevantNearCollisionPpm"],
+        state_advance_min_deterministic_delta=sa["minDeterministicDeltaPpm"],
+        state_advance_min_local_model_delta=sa["minLocalModelDeltaPpm"], require_live_state_advance=sa["requireLiveStateAdvance"])
 
 def assert_valid_core_tex_work_policy(policy: dict, # the policy's JSON form
                                      ) -> None:
     "Refuse a policy that breaks a rule (WorkPolicyError or WorkAmountError, both ValueErrors)."
     work_policy(policy)
 
-# %% ../nbs/20_work_units.ipynb #7264241f
+# %% ../nbs/20_work_units.ipynb #64867cae
 def _safe_integers_only(x):
     "Refuse, as the safe-integer canonical JSON does, any number that is not a safe integer."
     if isinstance(x, dict):
@@ -185,7 +193,7 @@ def core_tex_work_policy_hash(policy: dict|None = None, # JSON form (default: th
 
 DEFAULT_CORETEX_WORK_POLICY_HASH = core_tex_work_policy_hash()
 
-# %% ../nbs/20_work_units.ipynb #825860cc
+# %% ../nbs/20_work_units.ipynb #5f8844c7
 class UnknownOutcomeError(ValueError):
     "An outcome that is neither a screener pass nor a state advance."
 
@@ -203,7 +211,7 @@ def compute_core_tex_work_units_bps(outcome: int, # 1 screener pass, 2 state adv
                         else qualified_screener_passes_since_last_state_advance, "qualifiedScreenerPassesSinceLastStateAdvance")
     return [bps for lo, bps in p.tiers if count >= lo][-1]
 
-# %% ../nbs/20_work_units.ipynb #8331cbe4
+# %% ../nbs/20_work_units.ipynb #9d1b4407
 @dataclass(frozen=True)
 class ScreenerThresholdInputs:
     "The live signals the screener threshold follows, as validated integers."
@@ -261,7 +269,7 @@ def compute_core_tex_screener_threshold_ppm(*, policy: dict|WorkPolicy|None = No
     p = work_policy(policy)
     return screener_threshold(ScreenerThresholdInputs.read(**signals), p)
 
-# %% ../nbs/20_work_units.ipynb #5709fc84
+# %% ../nbs/20_work_units.ipynb #98064022
 class WorkReason(str, Enum):
     "Why a submission did or did not earn work credit."
     OK = "OK"
@@ -284,7 +292,7 @@ def _js_truthy(x) -> bool:
     "JavaScript's truthiness (an empty list or dict is truthy there)."
     return x not in (None, False, 0, "") and x == x
 
-# %% ../nbs/20_work_units.ipynb #fe6b24c1
+# %% ../nbs/20_work_units.ipynb #3f3cea68
 def evaluate_core_tex_work_qualification(*, outcome: int, # 1 screener pass, 2 state advance
         deterministic_delta_ppm, # the patch's deterministic score delta, ppm (signed)
         parent_matches_live_root: bool, # whether the patch's parent is the live root
