@@ -1,6 +1,7 @@
 """coretex's difficulty controller, work units and eligibility/bonus rules against every case the reference
 recorded (shared/vectors/coretex/economy): outputs compared as the vectors' README prescribes, and each recorded
 error raised as its Python counterpart. One test per function runs all of its cases."""
+import json, os, random, shutil, subprocess
 import pytest
 from economy_vectors import VECTORS_PRESENT, agree, all_agree, args, cases
 from coretex.difficulty import (MAX_IMPROVEMENT_PPM, MIN_IMPROVEMENT_PPM, difficulty_histogram, difficulty_trajectory,
@@ -12,7 +13,7 @@ from coretex.work_units import (CORETEX_WORK_RULES_VERSION, DEFAULT_CORETEX_WORK
                                 evaluate_core_tex_work_qualification)
 from coretex.eligibility import (BPS_DIVISOR, MERGE_MULTIPLIER_BPS, assert_bonus_within_cap, build_epoch_bonus_leaves,
                                  build_epoch_eligibility, compute_epoch_total_bonus, compute_miner_bonus,
-                                 miner_has_merge, miner_screener_credits)
+                                 locale_compare_key, miner_has_merge, miner_screener_credits)
 
 pytestmark = VECTORS_PRESENT
 
@@ -46,3 +47,16 @@ def test_constants():
                coretex_work_rules_version=CORETEX_WORK_RULES_VERSION, merge_multiplier_bps=MERGE_MULTIPLIER_BPS,
                bps_divisor=BPS_DIVISOR, default_coretex_work_policy_hash=DEFAULT_CORETEX_WORK_POLICY_HASH),
           cases("constants")[0]["expect"])
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_locale_compare_key_orders_as_node():
+    "The leaf order beyond the vectors' one sort case: 4,000 random ASCII strings sorted by node's localeCompare."
+    rng = random.Random(5)
+    alphabet = [chr(c) for c in range(32, 127)] + ["\t", "\n", "\x01", "\x7f"]
+    names = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(2000)]
+    names += ["0x" + "".join(rng.choice("0123456789abcdefABCDEF_") for _ in range(rng.randint(0, 5))) for _ in range(2000)]
+    js = "const a = JSON.parse(require('fs').readFileSync(0, 'utf8')); a.sort((x, y) => x.localeCompare(y)); console.log(JSON.stringify(a))"
+    by_node = json.loads(subprocess.run(["node", "-e", js], input=json.dumps(names), capture_output=True, text=True,
+                                        check=True, env={**os.environ, "LANG": "en_US.UTF-8"}).stdout)
+    assert sorted(names, key=locale_compare_key) == by_node
