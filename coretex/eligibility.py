@@ -8,10 +8,10 @@ __all__ = ['MERGE_MULTIPLIER_BPS', 'BPS_DIVISOR', 'EligibilityEvent', 'CreditIss
            'js_bigint_div', 'BonusLeaf', 'compute_miner_bonus', 'locale_compare_key', 'MinerClaimBase',
            'build_epoch_bonus_leaves', 'compute_epoch_total_bonus', 'assert_bonus_within_cap']
 
-# %% ../nbs/21_eligibility.ipynb #0f8cef39
+# %% ../nbs/21_eligibility.ipynb #809e20b7
 from dataclasses import dataclass
 
-# %% ../nbs/21_eligibility.ipynb #0afc3253
+# %% ../nbs/21_eligibility.ipynb #8a5ec5ac
 @dataclass(frozen=True)
 class EligibilityEvent:
     "A ScreenerPassed or PatchMerged event."
@@ -34,7 +34,7 @@ class EligibilityEvent:
         "The dedup key: epoch, lower-cased miner and lower-cased hash."
         return f"{self.epoch}:{self.miner.lower()}:{self.patch_hash.lower()}"
 
-# %% ../nbs/21_eligibility.ipynb #4ebba683
+# %% ../nbs/21_eligibility.ipynb #19ecf5d5
 @dataclass(frozen=True)
 class CreditIssuance:
     "One tier credit, issued for a screened patch."
@@ -67,7 +67,7 @@ class EpochEligibility:
                    [MultiplierAccrual(a["epoch"], a["miner"], a["patch_hash"]) for a in x["multiplier_accruals"]],
                    [SkippedEvent(s["event"], s["epoch"], s["miner"], s["patch_hash"]) for s in x.get("duplicates_skipped", [])])
 
-# %% ../nbs/21_eligibility.ipynb #10d37375
+# %% ../nbs/21_eligibility.ipynb #4fb8b451
 def build_epoch_eligibility(screener_events: list, # ScreenerPassed events (records or dicts), any order
                             merged_events: list, # PatchMerged events (records or dicts), any order
                             tier_credits_for, # miner as written -> its tier credits
@@ -85,7 +85,7 @@ def build_epoch_eligibility(screener_events: list, # ScreenerPassed events (reco
         accruals.append(MultiplierAccrual(e.epoch, e.miner, e.patch_hash))
     return EpochEligibility(credits, accruals, skipped)
 
-# %% ../nbs/21_eligibility.ipynb #a3361c61
+# %% ../nbs/21_eligibility.ipynb #6224b346
 def miner_screener_credits(eligibility, # EpochEligibility (or its dict)
                            miner: str, # address, any case
                           ) -> int:
@@ -100,7 +100,7 @@ def miner_has_merge(eligibility, # EpochEligibility (or its dict)
     m = miner.lower()
     return any(a.miner.lower() == m for a in EpochEligibility.of(eligibility).multiplier_accruals)
 
-# %% ../nbs/21_eligibility.ipynb #5a2a82fa
+# %% ../nbs/21_eligibility.ipynb #c7343b7c
 MERGE_MULTIPLIER_BPS = 10_000  # launch multiplier: 1.0x, no separate uplift
 BPS_DIVISOR = 10_000
 
@@ -128,13 +128,15 @@ class BonusLeaf:
 def compute_miner_bonus(miner: str, # the miner's address (lower-cased in the leaf)
                         claim_base: int, # the miner's pro-rata epoch reward, BOTCOIN base units
                         multiplier_bps: int = MERGE_MULTIPLIER_BPS, # merge multiplier in bps
+                        *, strict: bool = False, # also refuse a multiplier below 1x (the reference does not)
                        ) -> BonusLeaf:
     "The miner's bonus leaf: bonus = cap = (multiplier - 1x) x claim base, truncated."
     if claim_base < 0: raise BonusCapError(f"computeMinerBonus: claimBase must be non-negative, got {claim_base}")
+    if strict and multiplier_bps < BPS_DIVISOR: raise BonusCapError(f"multiplier {multiplier_bps} bps is below 1x")
     bonus = js_bigint_div((multiplier_bps - BPS_DIVISOR) * claim_base, BPS_DIVISOR)
     return BonusLeaf(miner.lower(), bonus, bonus)
 
-# %% ../nbs/21_eligibility.ipynb #5974fd1d
+# %% ../nbs/21_eligibility.ipynb #355dafba
 _ICU_ASCII = "\t\n\v\f\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
 _PRIMARY = {c: i for i, c in enumerate(_ICU_ASCII)}
 _PRIMARY |= {c.upper(): _PRIMARY[c] for c in _ICU_ASCII if c.isalpha()}   # case is a tertiary difference
@@ -144,7 +146,7 @@ def locale_compare_key(s: str) -> tuple:
     chars = [c for c in s if c in _PRIMARY or ord(c) > 127]   # other control characters are ignorable
     return (tuple(_PRIMARY.get(c, 1000 + ord(c)) for c in chars), tuple(c.isupper() for c in chars))
 
-# %% ../nbs/21_eligibility.ipynb #cbf94094
+# %% ../nbs/21_eligibility.ipynb #78f34dff
 @dataclass(frozen=True)
 class MinerClaimBase:
     "A miner's pro-rata share of the epoch reward across both lanes."
@@ -159,6 +161,7 @@ class MinerClaimBase:
 def build_epoch_bonus_leaves(eligibility, # EpochEligibility (or its dict)
                              claim_bases: list, # MinerClaimBase records or dicts
                              multiplier_bps: int = MERGE_MULTIPLIER_BPS, # merge multiplier in bps
+                             *, strict: bool = False, # refuse a multiplier below 1x (see compute_miner_bonus)
                             ) -> list:
     "The epoch's merge-bonus leaves, one per merged miner with a non-zero bonus, in localeCompare order."
     base = {c.miner.lower(): c.claim_base for c in map(MinerClaimBase.of, claim_bases)}
@@ -168,11 +171,11 @@ def build_epoch_bonus_leaves(eligibility, # EpochEligibility (or its dict)
         if miner in seen: continue
         seen.add(miner)
         if not base.get(miner, 0): continue
-        leaf = compute_miner_bonus(miner, base[miner], multiplier_bps)
+        leaf = compute_miner_bonus(miner, base[miner], multiplier_bps, strict=strict)
         if leaf.bonus_botcoin != 0: leaves.append(leaf)
     return sorted(leaves, key=lambda l: locale_compare_key(l.miner))
 
-# %% ../nbs/21_eligibility.ipynb #2c83351a
+# %% ../nbs/21_eligibility.ipynb #36e9ccfe
 def compute_epoch_total_bonus(leaves: list, # BonusLeaf records or dicts
                              ) -> int:
     "BOTCOIN needed to fund the epoch's merge bonuses."
