@@ -128,7 +128,8 @@ def reduce(parent_state, # the epoch's parent state (1024 ints)
            policy_atoms_mode: bool = False, # r5 checks when True
           ) -> ReducerOutput:
     "The end-of-epoch greedy reducer: wrong parents out (R03), the rest ranked and applied without overlaps."
-    items, parent_root = [EpochPatch.of(x) for x in patches], state_root(parent_state)
+    items, levels = [EpochPatch.of(x) for x in patches], merkle_levels(parent_state)
+    parent_root = levels[-1][0]
     rejected = [RejectedPatch(x.patch_bytes, R03_WRONG_PARENT_ROOT) for x in items if x.patch.parent_root != parent_root]
     current, accepted, written = tuple(parent_state), [], set()
     for x in sorted((x for x in items if x.patch.parent_root == parent_root), key=EpochPatch.rank):
@@ -141,8 +142,8 @@ def reduce(parent_state, # the epoch's parent state (1024 ints)
         current = step.state
         accepted.append(AcceptedPatch(x.patch_bytes, step.marginal_gain, len(accepted)))
         written.update(x.patch.indices)
-    return ReducerOutput(current, state_root(current), compute_patch_set_root([a.patch_bytes for a in accepted]),
-                         accepted, rejected)
+    new_root = updated_levels(levels, {i: current[i] for i in written})[-1][0]  # only the written cells' paths change
+    return ReducerOutput(current, new_root, compute_patch_set_root([a.patch_bytes for a in accepted]), accepted, rejected)
 
 # %% ../nbs/22_reducer.ipynb #48cf347f
 @dataclass(frozen=True)

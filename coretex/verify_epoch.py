@@ -11,7 +11,7 @@ __all__ = ['EVENT_TOPICS', 'PatchAccepted', 'EpochFinalized', 'StateSnapshot', '
 from dataclasses import dataclass
 from .keccak import to_hex
 from .patch import PatchError, decode_patch, patch_hash
-from .state import StateError, state_root, words_from_bytes
+from .state import StateError, merkle_levels, state_root, updated_levels, words_from_bytes
 from .reducer import apply_onto_current, as_bytes, compute_patch_set_root
 from .funding import js_hex_to_bytes
 
@@ -121,21 +121,23 @@ def eligible_patches(events: list, parent_root: bytes) -> list:
     return sorted(kept, key=lambda k: (-k[0].score_delta, k[0].word_count, k[2]))
 
 def replay_epoch(start, events: list, policy_atoms_mode: bool = False) -> tuple:
-    "(final state, kept patches' bytes, their hashes) of re-reducing `events` onto `start`."
-    current, written, kept, hashes = tuple(start), set(), [], []
-    for p, raw, h in eligible_patches(events, state_root(start)):
+    "(final state's root, kept patches' bytes, their hashes) of re-reducing `events` onto `start`."
+    current, levels, written, kept, hashes = tuple(start), merkle_levels(start), set(), [], []
+    for p, raw, h in eligible_patches(events, levels[-1][0]):
         if written.intersection(p.indices): continue
         try: current = apply_onto_current(current, p, policy_atoms_mode)
         except PatchError: continue
         written.update(p.indices); kept.append(raw); hashes.append(to_hex(h))
-    return current, kept, hashes
+    return updated_levels(levels, {i: current[i] for i in written})[-1][0], kept, hashes
 
 # %% ../nbs/24_verify_epoch.ipynb #0d310da7
 def strict_findings(epoch: int, finalized: EpochFinalized, events: list, snapshot, start, kept: list) -> tuple:
     "The checks the reference skips that fail, by name."
-    found = [("finalized parent_state_root is not the start state's root", finalized.parent_state_root.lower() != to_hex(state_root(start))),
-             ("finalized patch_set_root is not the kept patches' root", finalized.patch_set_root.lower() != to_hex(compute_patch_set_root(kept))),
-             ("snapshot state_root is not the root of its bytes", snapshot is not None and snapshot.state_root.lower() != to_hex(state_root(start)))]
+    start_root = to_hex(state_root(start))
+    found = [("finalized parent_state_root is not the start state's root", finalized.parent_state_root.lower() != start_root),
+             ("finalized patch_set_root is not the kept patches' root",
+              finalized.patch_set_root.lower() != to_hex(compute_patch_set_root(kept))),
+             ("snapshot state_root is not the root of its bytes", snapshot is not None and snapshot.state_root.lower() != start_root)]
     found += [(f"event {i} is from epoch {e.epoch}, not {epoch}", e.epoch != epoch) for i, e in enumerate(events)]
     return tuple(name for name, failed in found if failed)
 
@@ -156,7 +158,7 @@ def verify_epoch(epoch: int, # the epoch to verify
         except StateError as e: return EpochUnverifiable("SNAPSHOT_DECODE_ERROR", f"Snapshot decode error: {e}")
     elif genesis_state is not None: start, source = tuple(genesis_state), "genesis"
     else: return EpochUnverifiable("NO_SNAPSHOT_OR_GENESIS", f"No snapshot and no genesis state for epoch {epoch}")
-    final, kept, hashes = replay_epoch(start, events, policy_atoms_mode)
-    reproduced, expected = to_hex(state_root(final)), finalized.new_state_root.lower()
+    final_root, kept, hashes = replay_epoch(start, events, policy_atoms_mode)
+    reproduced, expected = to_hex(final_root), finalized.new_state_root.lower()
     return EpochVerified(epoch, reproduced, expected, reproduced == expected, len(events), hashes, source,
                          strict_findings(epoch, finalized, events, snapshot, start, kept) if strict else ())
