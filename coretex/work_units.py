@@ -12,13 +12,13 @@ __all__ = ['SAFE_INTEGER', 'WORK_BPS_DIVISOR', 'LANE_CORETEX', 'OUTCOME_CORETEX_
            'compute_core_tex_screener_threshold_ppm', 'WorkReason', 'WorkQualification',
            'evaluate_core_tex_work_qualification']
 
-# %% ../nbs/20_work_units.ipynb #6afbc734
-import copy, json, re
+# %% ../nbs/20_work_units.ipynb #8c1564c0
+import copy, json, math, re
 from dataclasses import dataclass
 from enum import Enum
 from .keccak import canonical_json, keccak256
 
-# %% ../nbs/20_work_units.ipynb #74c97101
+# %% ../nbs/20_work_units.ipynb #e09a3456
 SAFE_INTEGER = 2**53 - 1   # Number.MAX_SAFE_INTEGER
 _UNSIGNED, _SIGNED = re.compile(r"0|[1-9][0-9]*"), re.compile(r"-?(0|[1-9][0-9]*)")
 
@@ -39,7 +39,7 @@ def work_amount(value, # int (bigint), float (JS number) or decimal string
     if n < 0 and not signed: raise WorkAmountError(f"{label} must be non-negative")
     return n
 
-# %% ../nbs/20_work_units.ipynb #32b26f14
+# %% ../nbs/20_work_units.ipynb #29eb626b
 WORK_BPS_DIVISOR = 10_000
 LANE_CORETEX = 2
 OUTCOME_CORETEX_SCREENER_PASS = 1
@@ -65,7 +65,7 @@ DEFAULT_CORETEX_WORK_POLICY = {
                    "uniquePatchHashPerEpochMiner": True, "modelNoRegressionRequiredForStateAdvance": True},
 }
 
-# %% ../nbs/20_work_units.ipynb #7f8cd1d0
+# %% ../nbs/20_work_units.ipynb #a33583ce
 class WorkPolicyError(ValueError):
     "A work policy that breaks one of the protocol's rules."
 
@@ -85,7 +85,19 @@ class _Fields:
     def obj(self, key): return _Fields(self[key], f"{self.path}.{key}")
     def get(self, key): return self.d.get(key)
 
-# %% ../nbs/20_work_units.ipynb #5c98dba7
+_JS_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+def _js_to_number(x) -> float:
+    "JavaScript's ToNumber for a policy's scalar values (NaN where JS gives NaN)."
+    if x is None or isinstance(x, bool): return float(bool(x))
+    if _is_number(x): return float(x)
+    if not isinstance(x, str): return math.nan
+    t = x.strip()
+    if not t: return 0.0
+    if re.fullmatch(r"0[xX][0-9a-fA-F]+", t): return float(int(t, 16))
+    return float(t) if _JS_DECIMAL.fullmatch(t) else math.nan
+
+# %% ../nbs/20_work_units.ipynb #0e85b833
 CALIBRATION_FIELDS = ("scoreScalePpm", "minDeltaPpm", "remainingHeadroomBps", "noiseFloorMultiplierBps",
                       "plateauEasingMaxBps", "stateAdvanceThresholdFloorBps", "antiGamingProbeMultiplierBps",
                       "maxAntiGamingPenaltyBps", "maxThresholdPpm")
@@ -108,7 +120,7 @@ def screener_calibration(cal: _Fields, # the policy's screenerPass.calibration
     _rule(c["max_anti_gaming_penalty_bps"] <= 10 * WORK_BPS_DIVISOR, "maxAntiGamingPenaltyBps must be <= 100000")
     return c
 
-# %% ../nbs/20_work_units.ipynb #379de41b
+# %% ../nbs/20_work_units.ipynb #9337c620
 def state_advance_tiers(tiers: list, # the policy's stateAdvance.tiers
                        ) -> tuple:
     "The state-advance tiers as (min qualified screener passes, work bps), checked."
@@ -126,7 +138,7 @@ def state_advance_tiers(tiers: list, # the policy's stateAdvance.tiers
     _rule(out[0][0] == 0, "first stateAdvance tier must start at 0")
     return tuple(out)
 
-# %% ../nbs/20_work_units.ipynb #9de2fb25
+# %% ../nbs/20_work_units.ipynb #478df477
 @dataclass(frozen=True)
 class WorkPolicy:
     "A validated CoreTex work policy."
@@ -154,8 +166,9 @@ def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the p
     if isinstance(policy, WorkPolicy): return policy
     p = _Fields(DEFAULT_CORETEX_WORK_POLICY if policy is None else policy, "policy")
     sp, sa = p.obj("screenerPass"), p.obj("stateAdvance")
-    _rule(len(p["name"]) > 0, "policy.name is required")
-    _rule(p["version"] > 0, "policy.version must be positive")
+    name = p["name"]
+    _rule(not (isinstance(name, (str, list)) and len(name) == 0), "policy.name is required")  # JS: `name.length === 0`
+    _rule(not _js_to_number(p.d.get("version", math.nan)) <= 0, "policy.version must be positive")  # absent: NaN <= 0 is false
     _rule(_is_number(p["rulesVersion"]) and p["rulesVersion"] == CORETEX_WORK_RULES_VERSION, "policy.rulesVersion must be 0xC0")
     _rule(_is_number(p["lane"]) and p["lane"] == LANE_CORETEX, "policy.lane must be CoreTex")
     _rule(work_amount(p["bpsDivisor"], "bpsDivisor") == WORK_BPS_DIVISOR, "policy.bpsDivisor must be 10000")
@@ -165,16 +178,16 @@ def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the p
     screener_bps = work_amount(sp["workUnitsBps"], "screenerPass.workUnitsBps")
     _rule(screener_bps == WORK_BPS_DIVISOR, "screener pass must stay exactly 1x")
     return WorkPolicy(p.d, screener_bps, tiers=state_advance_tiers(sa["tiers"]), **cal,
-        screener_min_local_model_delta=sp["minLocalModelDeltaPpm"], max_relevant_near_collision=sp["maxRelevantNearCollisionPpm"],
-        state_advance_min_deterministic_delta=sa["minDeterministicDeltaPpm"],
-        state_advance_min_local_model_delta=sa["minLocalModelDeltaPpm"], require_live_state_advance=sa["requireLiveStateAdvance"])
+        screener_min_local_model_delta=sp.get("minLocalModelDeltaPpm"), max_relevant_near_collision=sp.get("maxRelevantNearCollisionPpm"),
+        state_advance_min_deterministic_delta=sa.get("minDeterministicDeltaPpm"),
+        state_advance_min_local_model_delta=sa.get("minLocalModelDeltaPpm"), require_live_state_advance=sa.get("requireLiveStateAdvance"))
 
 def assert_valid_core_tex_work_policy(policy: dict, # the policy's JSON form
                                      ) -> None:
     "Refuse a policy that breaks a rule (WorkPolicyError or WorkAmountError, both ValueErrors)."
     work_policy(policy)
 
-# %% ../nbs/20_work_units.ipynb #64867cae
+# %% ../nbs/20_work_units.ipynb #66033762
 def _safe_integers_only(x):
     "Refuse, as the safe-integer canonical JSON does, any number that is not a safe integer."
     if isinstance(x, dict):
@@ -193,7 +206,7 @@ def core_tex_work_policy_hash(policy: dict|None = None, # JSON form (default: th
 
 DEFAULT_CORETEX_WORK_POLICY_HASH = core_tex_work_policy_hash()
 
-# %% ../nbs/20_work_units.ipynb #5f8844c7
+# %% ../nbs/20_work_units.ipynb #4669a518
 class UnknownOutcomeError(ValueError):
     "An outcome that is neither a screener pass nor a state advance."
 
@@ -211,7 +224,7 @@ def compute_core_tex_work_units_bps(outcome: int, # 1 screener pass, 2 state adv
                         else qualified_screener_passes_since_last_state_advance, "qualifiedScreenerPassesSinceLastStateAdvance")
     return [bps for lo, bps in p.tiers if count >= lo][-1]
 
-# %% ../nbs/20_work_units.ipynb #9d1b4407
+# %% ../nbs/20_work_units.ipynb #a5d1f7ad
 @dataclass(frozen=True)
 class ScreenerThresholdInputs:
     "The live signals the screener threshold follows, as validated integers."
@@ -269,7 +282,7 @@ def compute_core_tex_screener_threshold_ppm(*, policy: dict|WorkPolicy|None = No
     p = work_policy(policy)
     return screener_threshold(ScreenerThresholdInputs.read(**signals), p)
 
-# %% ../nbs/20_work_units.ipynb #98064022
+# %% ../nbs/20_work_units.ipynb #ef536348
 class WorkReason(str, Enum):
     "Why a submission did or did not earn work credit."
     OK = "OK"
@@ -292,7 +305,7 @@ def _js_truthy(x) -> bool:
     "JavaScript's truthiness (an empty list or dict is truthy there)."
     return x not in (None, False, 0, "") and x == x
 
-# %% ../nbs/20_work_units.ipynb #3f3cea68
+# %% ../nbs/20_work_units.ipynb #cb9a311c
 def evaluate_core_tex_work_qualification(*, outcome: int, # 1 screener pass, 2 state advance
         deterministic_delta_ppm, # the patch's deterministic score delta, ppm (signed)
         parent_matches_live_root: bool, # whether the patch's parent is the live root
