@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['FUND_EPOCH_SELECTOR', 'js_parse_hex_byte', 'js_hex_to_bytes', 'uint256', 'compute_leaf_hash', 'hash_pair',
-           'merkle_levels', 'compute_bonus_merkle_root', 'FundEpochCalldata', 'check_funding',
+           'bonus_tree_levels', 'compute_bonus_merkle_root', 'FundEpochCalldata', 'check_funding',
            'build_fund_epoch_calldata', 'MinerClaimProof', 'build_miner_claim_proof', 'verify_miner_claim_proof']
 
 # %% ../nbs/23_funding.ipynb #70d80198
@@ -43,13 +43,15 @@ def compute_leaf_hash(leaf, # a BonusLeaf or a dict with miner, bonus_botcoin, c
     if len(address) != 20: raise ValueError(f"computeLeafHash: address must be 20 bytes, got {len(address)}")
     return keccak256(address, uint256(leaf.bonus_botcoin), uint256(leaf.cap_botcoin))
 
-# %% ../nbs/23_funding.ipynb #58a2af2b
-def hash_pair(a: bytes, b: bytes) -> bytes:
+# %% ../nbs/23_funding.ipynb #3145659f
+def hash_pair(a: bytes, # one node (its length sets how far the comparison looks)
+              b: bytes, # the other node
+             ) -> bytes:
     "keccak256 of the two nodes, the smaller first (compared byte by byte over `a`, as the reference does)."
     smaller_first = next((x < y for x, y in zip(a, b.ljust(len(a), b"\0")) if x != y), True)
     return keccak256(a, b) if smaller_first else keccak256(b, a)
 
-def merkle_levels(leaf_hashes: list) -> list:
+def bonus_tree_levels(leaf_hashes: list) -> list:
     "Every level of the bonus tree, leaves first and the root's level last."
     levels = [list(leaf_hashes) or [BLANK_HASH]]
     while len(levels[-1]) > 1:
@@ -60,7 +62,7 @@ def merkle_levels(leaf_hashes: list) -> list:
 def compute_bonus_merkle_root(leaves: list, # BonusLeaf records or dicts, in funding order
                              ) -> bytes:
     "The OpenZeppelin-style Merkle root over the leaves' hashes in the given order."
-    return merkle_levels([compute_leaf_hash(l) for l in leaves])[-1][0]
+    return bonus_tree_levels([compute_leaf_hash(l) for l in leaves])[-1][0]
 
 # %% ../nbs/23_funding.ipynb #f68758c8
 FUND_EPOCH_SELECTOR = keccak256(b"fundEpoch(uint64,bytes32,uint256)")[:4]
@@ -102,7 +104,7 @@ def build_miner_claim_proof(leaves: list, # the epoch's bonus leaves, in funding
     index = next((i for i, l in enumerate(leaves) if l.miner.lower() == miner.lower()), None)
     if index is None: return None
     proof, pos = [], index
-    for level in merkle_levels([compute_leaf_hash(l) for l in leaves])[:-1]:
+    for level in bonus_tree_levels([compute_leaf_hash(l) for l in leaves])[:-1]:
         if not (pos % 2 == 0 and pos == len(level) - 1): proof.append(to_hex(level[pos ^ 1]))
         pos //= 2
     leaf = leaves[index]

@@ -51,8 +51,10 @@ class StateSnapshot:
         "A StateSnapshot from a record or a dict (bytes may be hex)."
         return e if isinstance(e, cls) else cls(int(e["epoch"]), e["state_root"], as_bytes(e["full_state_bytes"]))
 
-# %% ../nbs/24_verify_epoch.ipynb #85eb0de3
-def topic_int(topics: list, i: int) -> int:
+# %% ../nbs/24_verify_epoch.ipynb #1204d473
+def topic_int(topics: list, # the log's hex topics
+              i: int, # which topic
+             ) -> int:
     "Topic `i` as an integer (0 when the log has no such topic)."
     t = topics[i] if i < len(topics) else "0x0"
     return int(t, 16) if t[:2].lower() == "0x" else int(t or "0")
@@ -61,11 +63,15 @@ def log_data(data: str) -> bytes:
     "A log's data as bytes, read leniently, with or without 0x."
     return js_hex_to_bytes(data if data.startswith("0x") else "0x" + data)
 
-def abi_word(data: bytes, slot: int) -> bytes:
+def abi_word(data: bytes, # the log's data
+             slot: int, # byte offset of the word
+            ) -> bytes:
     "The 32-byte word at byte `slot` (shorter at the end of short data)."
     return data[slot:slot + 32]
 
-def abi_bytes(data: bytes, slot: int) -> bytes:
+def abi_bytes(data: bytes, # the log's data
+              slot: int, # byte offset of the field's offset word
+             ) -> bytes:
     "The dynamic `bytes` whose offset word is at byte `slot`."
     as_int = lambda at: int.from_bytes(data[at:at + 32].ljust(32, b"\0"), "big")
     start = as_int(slot)
@@ -108,8 +114,10 @@ class EpochUnverifiable:
     code: str; message: str
     ok = False
 
-# %% ../nbs/24_verify_epoch.ipynb #12f24063
-def eligible_patches(events: list, parent_root: bytes) -> list:
+# %% ../nbs/24_verify_epoch.ipynb #a92e1b48
+def eligible_patches(events: list, # PatchAccepted events
+                     parent_root: bytes, # the start state's root
+                    ) -> list:
     "(patch, bytes, hash) of the events whose roots and hash bind their bytes to `parent_root`, in reducer order."
     root, kept = to_hex(parent_root), []
     for e in events:
@@ -120,7 +128,10 @@ def eligible_patches(events: list, parent_root: bytes) -> list:
         if p.parent_root == parent_root and e.patch_hash.lower() == to_hex(h): kept.append((p, e.compact_patch_bytes, h))
     return sorted(kept, key=lambda k: (-k[0].score_delta, k[0].word_count, k[2]))
 
-def replay_epoch(start, events: list, policy_atoms_mode: bool = False) -> tuple:
+def replay_epoch(start, # the start state (1024 ints)
+                 events: list, # PatchAccepted events
+                 policy_atoms_mode: bool = False, # r5 checks when True
+                ) -> tuple:
     "(final state's root, kept patches' bytes, their hashes) of re-reducing `events` onto `start`."
     current, levels, written, kept, hashes = tuple(start), merkle_levels(start), set(), [], []
     for p, raw, h in eligible_patches(events, levels[-1][0]):
@@ -130,8 +141,14 @@ def replay_epoch(start, events: list, policy_atoms_mode: bool = False) -> tuple:
         written.update(p.indices); kept.append(raw); hashes.append(to_hex(h))
     return updated_levels(levels, {i: current[i] for i in written})[-1][0], kept, hashes
 
-# %% ../nbs/24_verify_epoch.ipynb #0d310da7
-def strict_findings(epoch: int, finalized: EpochFinalized, events: list, snapshot, start, kept: list) -> tuple:
+# %% ../nbs/24_verify_epoch.ipynb #ce4f5472
+def strict_findings(epoch: int, # the epoch verified
+                    finalized: EpochFinalized, # its finalization
+                    events: list, # its PatchAccepted events
+                    snapshot: StateSnapshot|None, # the snapshot it started from, if any
+                    start, # the start state (1024 ints)
+                    kept: list, # wire bytes of the patches the replay kept, in order
+                   ) -> tuple:
     "The checks the reference skips that fail, by name."
     start_root = to_hex(state_root(start))
     found = [("finalized parent_state_root is not the start state's root", finalized.parent_state_root.lower() != start_root),
