@@ -167,9 +167,9 @@ def verify_epoch(epoch: int, # the epoch to verify
                  strict: bool = False, # also run the checks the reference skips
                 ) -> EpochVerified|EpochUnverifiable:
     "Reproduce the finalized epoch's new state root from its events."
-    if not finalized_event: return EpochUnverifiable("NO_FINALIZED_EVENT", f"No CortexEpochFinalized event for epoch {epoch}")
+    if finalized_event is None: return EpochUnverifiable("NO_FINALIZED_EVENT", f"No CortexEpochFinalized event for epoch {epoch}")
     finalized, events = EpochFinalized.of(finalized_event), [PatchAccepted.of(e) for e in patch_events]
-    snapshot = StateSnapshot.of(snapshot_event) if snapshot_event else None
+    snapshot = None if snapshot_event is None else StateSnapshot.of(snapshot_event)
     if snapshot is not None:
         try: start, source = words_from_bytes(snapshot.full_state_bytes), "snapshot"
         except StateError as e: return EpochUnverifiable("SNAPSHOT_DECODE_ERROR", f"Snapshot decode error: {e}")
