@@ -89,3 +89,58 @@ def test_contract_imports_from_economy():
     assert len(names) == 28 and "verify_epoch" in names
     assert [n for n in names if not callable(getattr(economy, n, None))] == []
     assert set(names) <= set(economy.__all__)
+
+
+def random_epoch(rng, parent):
+    "Patches on `parent` over a small pool of cells (overlaps, no-ops, reserved-bit writes, ties), some on another root."
+    from coretex.patch import make_patch
+    from coretex.state import state_root
+    root, pool = state_root(parent), [11, 40, 41, 42, 100, 101, 700, 701]
+    wires = []
+    for _ in range(rng.randint(0, 12)):
+        cells = rng.sample(pool, rng.randint(1, 3))
+        wires.append(make_patch(root if rng.random() < 0.85 else rng.randbytes(32),
+                                {c: rng.choice([0, 1, 2, rng.getrandbits(64)]) for c in cells}, score_delta=rng.choice([0, 5, 5, 9, rng.randint(0, 99)])))
+    return wires
+
+
+def stub_offer(wire: bytes) -> dict:
+    "A patch offered to the reducer with the stub evaluator and its own score delta."
+    p = decode_patch(wire)
+    return dict(patch=p, patch_bytes=wire, score_delta=p.score_delta, marginal_evaluator=evaluator({"kind": "stub"}))
+
+
+def test_every_reduced_epoch_verifies():
+    "An epoch finalized by the reducer (stub gains, threshold 0) is reproduced by verify_epoch, strict checks included."
+    import random
+    from coretex.keccak import to_hex
+    from coretex.patch import patch_hash
+    from coretex.state import GENESIS, state_root
+    rng, codes, kept = random.Random(23), set(), 0
+    for n in range(60):
+        parent = GENESIS if n % 2 else reducer.reduce(GENESIS, list(map(stub_offer, random_epoch(rng, GENESIS)))).new_state
+        wires = random_epoch(rng, parent)
+        out = reducer.reduce(parent, list(map(stub_offer, wires)))
+        codes.update(r.reason for r in out.rejected); kept += len(out.accepted)
+        finalized = dict(epoch=n, parent_state_root=to_hex(state_root(parent)), patch_set_root=to_hex(out.patch_set_root),
+                         new_state_root=to_hex(out.new_state_root), core_version_hash="0x", experience_corpus_root="0x")
+        events = [dict(epoch=n, miner="0x" + "01" * 20, parent_state_root=to_hex(decode_patch(w).parent_root),
+                       patch_hash=to_hex(patch_hash(w)), eval_report_hash="0x", compact_patch_bytes=w) for w in reversed(wires)]
+        result = ve.verify_epoch(n, finalized, events, None, genesis_state=parent, strict=True)
+        assert (result.match, result.strict_failures) == (True, ()), n
+        assert result.accepted_patch_hashes == [to_hex(patch_hash(a.patch_bytes)) for a in out.accepted]
+    assert kept > 60 and codes == {"R01_TARGET_OVERLAP", "R02_SEMANTIC_CONFLICT", "R03_WRONG_PARENT_ROOT", "R05_RESERVED_BIT_SET"}
+
+
+def test_every_claim_proof_verifies():
+    "For 1-40 leaves, every miner's proof folds to the funded root, and a changed amount does not."
+    import random
+    rng = random.Random(24)
+    for n in range(1, 41):
+        leaves = [dict(miner="0x" + rng.randbytes(20).hex(), bonus_botcoin=b, cap_botcoin=b + rng.randint(0, 5))
+                  for b in (rng.getrandbits(70) for _ in range(n))]
+        root = funding.build_fund_epoch_calldata(n, leaves).merkle_root
+        for leaf in leaves:
+            claim = funding.build_miner_claim_proof(leaves, leaf["miner"].upper().replace("0X", "0x"))
+            assert funding.verify_miner_claim_proof(leaf, claim.proof, root)
+            assert not funding.verify_miner_claim_proof({**leaf, "bonus_botcoin": leaf["bonus_botcoin"] + 1}, claim.proof, root)
