@@ -15,8 +15,9 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs',
            'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
            'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
-           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'cmd_demo', 'add_demo',
-           'cmd_docs', 'add_docs']
+           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'epoch_events_arg',
+           'cmd_verify_epoch', 'add_verify_epoch', 'read_claim', 'verify_claim', 'cmd_claim_proof', 'add_claim_proof',
+           'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -187,6 +188,8 @@ EXAMPLES = {
     "replay": "coretex replay envelope.json --rpc https://base.example/rpc --epoch-secret 0x...",
     "seeds": "coretex seeds --epoch-secret 0x.. --blockhash 0x.. --epoch-id 1 --patch-hash 0x.. --parent-root 0x.. --corpus-root 0x.. --bundle-hash 0x..",
     "docs": "coretex docs --out _docs   (from the root of a checkout)",
+    "verify-epoch": "coretex verify-epoch epoch131.json   (or --rpc https://base.example/rpc --address 0x<registry> --epoch 131)",
+    "claim-proof": "coretex claim-proof --epoch 7 --miner 0x<address> > claim.json; coretex claim-proof --verify claim.json --root 0x<funded root>",
 }
 
 def subcommands(ap, prefix: str = "") -> dict:
@@ -734,6 +737,88 @@ def add_replay(sub):
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_replay)
 
+# %% ../nbs/09_cli.ipynb #34804566
+def epoch_events_arg(args):
+    "The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise."
+    from coretex.finalize import EpochFileError, read_epoch_events, fetch_epoch_events
+    if (args.events is None) == (args.rpc is None): raise CliError("give an EVENTS.json file, or --rpc with --address and --epoch")
+    if args.events is not None:
+        try: return read_epoch_events(args.events, args.epoch)
+        except EpochFileError as e: raise CliError(str(e)) from None
+    from coretex.chain import Chain, ChainError
+    if args.address is None or args.epoch is None: raise CliError("--rpc needs --address (the registry) and --epoch")
+    try: from_hex(args.address, 20, "--address")
+    except HexError as e: raise CliError(str(e)) from None
+    try: return fetch_epoch_events(Chain.connect(args.rpc), args.address, args.epoch, args.from_block)
+    except ChainError as e: raise CliError(f"--rpc: {e}") from None
+
+def cmd_verify_epoch(args):
+    from coretex.finalize import render_epoch_checks, epoch_report_json, failure_code
+    genesis = read_state_file(args.genesis, "--genesis") if args.genesis else None
+    result = epoch_events_arg(args).verify(genesis, args.policy_atoms_mode, args.strict)
+    if args.json: emit(epoch_report_json(result))
+    else: print(render_epoch_checks(result))
+    return 0 if failure_code(result) is None else 1
+
+def add_verify_epoch(sub):
+    p = sub.add_parser("verify-epoch", help="reproduce a finalized epoch's new state root from its registry events")
+    p.add_argument("events", nargs="?", metavar="EVENTS.json", help="the epoch's events: decoded (finalized_event, patch_events, snapshot_event) or raw logs")
+    p.add_argument("--rpc", type=url, help="JSON-RPC URL to fetch the events from instead (eth_getLogs)")
+    p.add_argument("--address", help="the registry contract whose logs --rpc reads")
+    p.add_argument("--epoch", type=EPOCH, help="the epoch to verify (default: the file's `epoch`)")
+    p.add_argument("--from-block", type=int_in(0, 2**63 - 1), default=0, help="first block --rpc searches")
+    p.add_argument("--genesis", metavar="STATE", help="start state file when the epoch has no snapshot")
+    p.add_argument("--policy-atoms-mode", action="store_true", help="apply patches with the r5 checks")
+    p.add_argument("--strict", action="store_true", help="also run the checks the reference skips")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify_epoch)
+
+# %% ../nbs/09_cli.ipynb #800999ad
+def read_claim(path) -> dict:
+    "A claim printed by `claim-proof`, or a CliError naming the file."
+    try:
+        with open(path) as f: claim = json.load(f)
+    except (OSError, ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
+    keys = ("miner", "bonus_botcoin", "cap_botcoin", "proof", "merkle_root")
+    if not isinstance(claim, dict) or any(k not in claim for k in keys) or not isinstance(claim["proof"], list):
+        raise CliError(f"{path} is not a claim (it needs {', '.join(keys)})")
+    return claim
+
+def verify_claim(path, root: str|None) -> int:
+    "Check a claim file's proof against `root`; exit status 0 (valid) or 1."
+    from coretex.finalize import check_claim
+    claim = read_claim(path)
+    if root is not None: hex32(root, "--root")
+    try: ok = check_claim(claim, root)
+    except (ValueError, TypeError) as e: raise CliError(f"{path}: not a claim ({str(e)[:100]})") from None
+    print(f"claim of {claim['miner']} for {claim['bonus_botcoin']}: {'valid' if ok else 'INVALID'} against root {root or claim['merkle_root']}")
+    return 0 if ok else 1
+
+def cmd_claim_proof(args):
+    if args.verify: return verify_claim(args.verify, args.root)
+    from coretex.coordinator import CoordinatorStore
+    from coretex.finalize import claim_proof
+    if args.epoch is None or args.miner is None: raise CliError("give --epoch and --miner (or --verify CLAIM.json)")
+    try: from_hex(args.miner, 20, "--miner")
+    except HexError as e: raise CliError(str(e)) from None
+    db, close = _open_store(args)
+    try: rec = CoordinatorStore(db, None).finalized(args.epoch)
+    finally: close()
+    if rec is None: raise CliError(f"--epoch {args.epoch}: no finalized epoch {args.epoch} in this store")
+    claim = claim_proof(rec, args.miner)
+    if claim is None:
+        print(f"coretex claim-proof: {args.miner} has no merge-bonus leaf in epoch {args.epoch}", file=sys.stderr); return 1
+    emit(claim)
+
+def add_claim_proof(sub):
+    p = sub.add_parser("claim-proof", help="print a miner's merge-bonus claim proof for a finalized epoch, or verify one")
+    p.add_argument("--epoch", type=EPOCH, help="the finalized epoch")
+    p.add_argument("--miner", help="the miner's address")
+    p.add_argument("--verify", metavar="CLAIM.json", help="check a printed claim instead (exit 0 valid, 1 not)")
+    p.add_argument("--root", metavar="HEX", help="with --verify: the funded Merkle root (default: the claim's)")
+    p.add_argument("--mongodb-uri")
+    p.set_defaults(func=cmd_claim_proof)
+
 # %% ../nbs/09_cli.ipynb #3e7f6871
 def cmd_demo(args):
     from coretex.demo import run_demo
@@ -758,4 +843,4 @@ def add_docs(sub):
 
 # %% ../nbs/09_cli.ipynb #880881bb
 COMMANDS = (add_demo, add_state_root, add_patch_apply, add_evaluate, add_evaluate_batch, add_corpus_pack, add_consensus, add_weights,
-            add_consensus_service, add_beliefs, add_coordinator, add_replay, add_seeds, add_docs)
+            add_consensus_service, add_beliefs, add_coordinator, add_replay, add_verify_epoch, add_claim_proof, add_seeds, add_docs)
