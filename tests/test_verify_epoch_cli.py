@@ -111,7 +111,7 @@ def logs_of(args: dict) -> dict:
                                "data": "0x" + (word(s["state_root"]) + (64).to_bytes(32, "big") + dynamic(bytes.fromhex(s["full_state_bytes"][2:]))).hex()}}
 
 
-def tester_params(method: str, params: list) -> list:
+def eth_tester_params(method: str, params: list) -> list:
     "JSON-RPC params as eth-tester's provider takes them below web3's formatters (eth_getLogs: snake_case block numbers)."
     if method != "eth_getLogs": return params
     block = lambda v: int(v, 16) if v.startswith("0x") else v
@@ -125,7 +125,7 @@ def rpc():
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            res = chain.w3.provider.make_request(req["method"], tester_params(req["method"], req["params"]))
+            res = chain.w3.provider.make_request(req["method"], eth_tester_params(req["method"], req["params"]))
             body = json.dumps({**res, "id": req["id"]}, default=lambda b: "0x" + bytes(b).hex()).encode()
             self.send_response(200); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body)))
             self.end_headers(); self.wfile.write(body)
