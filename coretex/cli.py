@@ -675,7 +675,7 @@ def cmd_coordinator_finalize(args):
         if store.epoch(args.epoch) is None: raise CliError(f"--epoch {args.epoch}: no such epoch")
         try: rec = store.finalize_epoch(args.epoch, policy)
         except (FinalizeError, ValueError) as e:
-            print(f"coretex coordinator finalize: epoch {args.epoch} not finalized: {e}", file=sys.stderr); return 1
+            print(f"coretex coordinator: epoch {args.epoch} not finalized: {e}", file=sys.stderr); return 1
     finally: close()
     emit({k: getattr(rec, k) for k in ("epoch", "new_state_root", "patch_set_root", "threshold_ppm", "next_threshold_ppm", "difficulty_reason",
                                        "merkle_root", "fund_epoch_calldata")} | {"advances": len(rec.advances), "leaves": len(rec.leaves), "total_bonus": str(rec.total_bonus)})

@@ -1,7 +1,8 @@
 """A coordinator that served an epoch (real evaluation, embedded MongoDB) finalizes it through the reducer: the root it
 served, the next threshold by the controller, the claim base and merge bonus, the leaf, root and fundEpoch calldata
 (checked here by hand: keccak over the leaf's bytes, the calldata's ABI layout); the next epoch starts from the threshold
-it set; `coretex claim-proof` (the installed command) prints the miner's claim and verifies it, refusing tampered ones."""
+it set; `coretex coordinator finalize` and `coretex claim-proof` (the installed command) record an epoch, print the miner's
+claim and verify it, refusing tampered ones."""
 import json
 import pymongo
 import pytest
@@ -24,7 +25,7 @@ def served(tmp_path_factory):
     "A coordinator whose epoch 1 had one advance (miner A, after any rejections of its own) and one rejection (miner B), finalized: (coordinator, record, envelopes, db uri)."
     tmp = tmp_path_factory.mktemp("finalize")
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
-        coord = Coordinator(client.coretex, Chain.connect(), Evaluator(), Signer(keccak256(b"finalize test key")))
+        coord = Coordinator(client.coretex, Chain.connect(), Evaluator(), Signer.load(tmp / "coordinator.key", create=True))
         coord.open_epoch(1, GENESIS, keccak256(b"epoch 1 secret"))
         _, advanced = accepted_job(coord, A, 1)   # the verdict depends on the draw: the first abstention atom accepted
         # a second, identical atom on the advanced state changes nothing on any pack: a REJECT
@@ -87,3 +88,17 @@ def test_claim_proof_command(served):
     assert (none.returncode, none.stdout, f"{B} has no merge-bonus leaf in epoch 1" in none.stderr) == (1, "", True)
     gone = run_cli("claim-proof", "--epoch", 9, "--miner", A, "--mongodb-uri", uri)
     assert (gone.returncode, gone.stderr) == (2, "coretex claim-proof: error: --epoch 9: no finalized epoch 9 in this store\n")
+
+
+def test_coordinator_finalize_command(served):
+    coord, _, _, uri, _, tmp = served
+    coord.open_epoch(4, GENESIS, keccak256(b"epoch 4 secret"))
+    argv = ["coordinator", "finalize", "--epoch", 4, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key", "--reward", 10**30]
+    out = run_cli(*argv)
+    rec = json.loads(out.stdout)
+    # no finalized predecessor: the start threshold (500); nothing happened: x0.95 = 475, clamped up to the 500 floor
+    assert (out.returncode, rec["threshold_ppm"], rec["next_threshold_ppm"], rec["difficulty_reason"], rec["advances"], rec["leaves"]) == \
+           (0, 500, 500, "small_drift_down", 0, 0)
+    assert not coord.store.epoch(4).open and run_cli(*argv).stdout == out.stdout   # recorded once
+    gone = run_cli("coordinator", "finalize", "--epoch", 99, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key")
+    assert (gone.returncode, gone.stderr) == (2, "coretex coordinator: error: --epoch 99: no such epoch\n")
