@@ -8,7 +8,7 @@ __all__ = ['EpochFileError', 'EpochEvents', 'epoch_events_of', 'read_epoch_event
            'epoch_report_json', 'render_epoch_checks', 'FinalizeError', 'Scored', 'EconomyPolicy', 'FinalizedEpoch',
            'replay_advances', 'claim_bases', 'finalize', 'claim_proof', 'check_claim']
 
-# %% ../nbs/26_finalize.ipynb #15d542d1
+# %% ../nbs/26_finalize.ipynb #49b0d789
 import json
 from dataclasses import dataclass, asdict
 from fastcore.basics import patch_to
@@ -25,7 +25,7 @@ from .eligibility import MERGE_MULTIPLIER_BPS, BonusLeaf, build_epoch_eligibilit
 from .funding import build_fund_epoch_calldata, build_miner_claim_proof, verify_miner_claim_proof
 from .coordinator import CoordinatorStore
 
-# %% ../nbs/26_finalize.ipynb #95aa190f
+# %% ../nbs/26_finalize.ipynb #710b311f
 class EpochFileError(ValueError):
     "An epoch-events file that cannot be read as one epoch's events."
 
@@ -43,7 +43,7 @@ class EpochEvents:
 
 def _from_logs(logs: dict) -> tuple:
     "(finalized, patches, snapshot) decoded from raw logs."
-    one = lambda k, decode: decode(logs[k]["topics"], logs[k]["data"]) if logs.get(k) else None
+    one = lambda k, decode: None if logs.get(k) is None else decode(logs[k]["topics"], logs[k]["data"])
     return (one("finalized", decode_epoch_finalized_log), [decode_patch_accepted_log(l["topics"], l["data"]) for l in logs.get("patches", [])],
             one("snapshot", decode_state_snapshot_log))
 
@@ -58,12 +58,12 @@ def epoch_events_of(d, # the file's JSON object
         epoch = int(epoch)
         if "logs" in d: finalized, patches, snapshot = _from_logs(d["logs"])
         else:
-            finalized = d.get("finalized_event") and EpochFinalized.of(d["finalized_event"])
+            finalized = None if d.get("finalized_event") is None else EpochFinalized.of(d["finalized_event"])
             patches = [PatchAccepted.of(e) for e in d.get("patch_events", [])]
-            snapshot = d.get("snapshot_event") and StateSnapshot.of(d["snapshot_event"])
+            snapshot = None if d.get("snapshot_event") is None else StateSnapshot.of(d["snapshot_event"])
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise EpochFileError(f"not an epoch's events ({e.__class__.__name__}: {str(e)[:100]})") from None
-    return EpochEvents(epoch, finalized or None, patches, snapshot or None)
+    return EpochEvents(epoch, finalized, patches, snapshot)
 
 def read_epoch_events(path, epoch: int|None = None) -> EpochEvents:
     "`epoch_events_of` the JSON (optionally gzipped) file at `path`."
@@ -75,7 +75,7 @@ def read_epoch_events(path, epoch: int|None = None) -> EpochEvents:
     try: return epoch_events_of(d, epoch)
     except EpochFileError as e: raise EpochFileError(f"{path}: {e}") from None
 
-# %% ../nbs/26_finalize.ipynb #1a300e52
+# %% ../nbs/26_finalize.ipynb #7ae0ca46
 def epoch_topic(epoch: int) -> str: return "0x" + format(epoch, "064x")
 
 def epoch_logs(chain: Chain, # the node to ask
@@ -99,7 +99,7 @@ def fetch_epoch_events(chain: Chain, address: str, epoch: int, from_block: int =
                        [decode_patch_accepted_log(*l) for l in logs("CortexPatchAccepted")],
                        decode_state_snapshot_log(*snapshot[-1]) if snapshot else None)
 
-# %% ../nbs/26_finalize.ipynb #e1c89cb7
+# %% ../nbs/26_finalize.ipynb #0ca3e1bf
 _LOG_N = lambda n: bytes([*sum(([0x60, 1 + 32 * i, 0x35] for i in reversed(range(n))), []),   # PUSH1 at; CALLDATALOAD: topic i
                           0x36, 0x60, 1 + 32 * n, 0x90, 0x03,                                  # data length = CALLDATASIZE - (1 + 32n)
                           0x80, 0x60, 1 + 32 * n, 0x60, 0, 0x37,                               # CALLDATACOPY(0, 1 + 32n, length)
@@ -130,7 +130,7 @@ def emit_epoch(emitter: LogEmitter, logs: dict) -> None:
     for l in logs.get("patches", []): as_event(l, "CortexPatchAccepted")
     if logs.get("finalized"): as_event(logs["finalized"], "CortexEpochFinalized")
 
-# %% ../nbs/26_finalize.ipynb #2783f3c4
+# %% ../nbs/26_finalize.ipynb #4accc22e
 @dataclass(frozen=True)
 class Check:
     "One line of verify-epoch's report."
@@ -165,7 +165,7 @@ def render_epoch_checks(result) -> str:
     lines = [f"{'OK  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in epoch_checks(result)]
     return "\n".join(lines + [f"verify-epoch {'passed' if code is None else 'failed: ' + code}"])
 
-# %% ../nbs/26_finalize.ipynb #c7a0d0d9
+# %% ../nbs/26_finalize.ipynb #47cd01b0
 class FinalizeError(RuntimeError):
     "An epoch that cannot be finalized as the coordinator served it."
 
@@ -206,7 +206,7 @@ class FinalizedEpoch:
         d["claim_bases"] = [{**c, "claim_base": int(c["claim_base"])} for c in d["claim_bases"]]
         return cls(**{**d, "total_bonus": int(d["total_bonus"])})
 
-# %% ../nbs/26_finalize.ipynb #f0899653
+# %% ../nbs/26_finalize.ipynb #639366f1
 def replay_advances(epoch: int, parent_state, advanced: list, screener_passes: int, policy: EconomyPolicy):
     "The live lane re-run over the credited verdicts, each with its signed gain."
     items = [EpochPatch(decode_patch(s.patch), s.patch, s.delta_ppm, lambda _w, _p, g=s.delta_ppm: g, s.miner) for s in advanced]
@@ -246,7 +246,7 @@ def finalize(epoch: int, # the epoch finalized
                           threshold_ppm, step.next, step.reason, len(passes), units, bases, [asdict(BonusLeaf.of(l)) for l in leaves],
                           to_hex(fund.merkle_root), fund.total_bonus, to_hex(fund.calldata))
 
-# %% ../nbs/26_finalize.ipynb #6c4422e4
+# %% ../nbs/26_finalize.ipynb #43c1278b
 @patch_to(CoordinatorStore)
 def epoch_verdicts(self, epoch_id: int) -> list:
     "The epoch's finished jobs with their signed verdicts, oldest first, as Scored."
@@ -277,7 +277,7 @@ def finalize_epoch(self, epoch_id: int, policy: EconomyPolicy = EconomyPolicy())
     self.db.finalized.update_one({"_id": epoch_id}, {"$setOnInsert": f.doc()}, upsert=True)
     return self.finalized(epoch_id)
 
-# %% ../nbs/26_finalize.ipynb #8e7b60e2
+# %% ../nbs/26_finalize.ipynb #219d7824
 def claim_proof(rec: FinalizedEpoch, miner: str) -> dict|None:
     "A miner's claim for a finalized epoch: its leaf, proof, index and the epoch's root; None if it has no leaf."
     p = build_miner_claim_proof(rec.leaves, miner)
