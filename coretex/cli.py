@@ -15,9 +15,11 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'EXAMPLES', 'COMMANDS', 'CliError'
            'cmd_weights', 'add_weights', 'read_json_file', 'sybil_scores_file', 'cmd_weights_rules', 'rule_set_weigh',
            'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval',
            'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve',
-           'cmd_coordinator_reveal', 'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work',
-           'add_coordinator_reveal', 'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay',
-           'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
+           'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize', 'coordinator_options',
+           'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal', 'add_coordinator',
+           'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'epoch_events_arg', 'cmd_verify_epoch',
+           'add_verify_epoch', 'read_claim', 'verify_claim', 'cmd_claim_proof', 'add_claim_proof', 'sim_config',
+           'cmd_simulate', 'add_simulate', 'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -185,9 +187,13 @@ EXAMPLES = {
     "coordinator serve": "coretex coordinator serve --port 8750 --rpc https://base.example/rpc --key-file coordinator.key",
     "coordinator work": "coretex coordinator work --once --mongodb-uri mongodb://127.0.0.1:27017/",
     "coordinator reveal": "coretex coordinator reveal --epoch 1 --key-file coordinator.key",
+    "coordinator finalize": "coretex coordinator finalize --epoch 1 --key-file coordinator.key --reward 1000000000000000000 --multiplier-bps 12500",
     "replay": "coretex replay envelope.json --rpc https://base.example/rpc --epoch-secret 0x...",
     "seeds": "coretex seeds --epoch-secret 0x.. --blockhash 0x.. --epoch-id 1 --patch-hash 0x.. --parent-root 0x.. --corpus-root 0x.. --bundle-hash 0x..",
     "docs": "coretex docs --out _docs   (from the root of a checkout)",
+    "verify-epoch": "coretex verify-epoch epoch131.json   (or --rpc https://base.example/rpc --address 0x<registry> --epoch 131)",
+    "simulate": "coretex simulate --epochs 20 --miners 8 --strategies greedy,spam,copycat,random --seed 1 --out sim/",
+    "claim-proof": "coretex claim-proof --epoch 7 --miner 0x<address> > claim.json; coretex claim-proof --verify claim.json --root 0x<funded root>",
 }
 
 def subcommands(ap, prefix: str = "") -> dict:
@@ -754,6 +760,33 @@ def cmd_coordinator_reveal(args):
         emit({"epochId": args.epoch, "epochSecret": to_hex(revealed[0]), "commitment": revealed[1]})
     finally: close()
 
+# %% ../nbs/09_cli.ipynb #85830f19
+def cmd_coordinator_finalize(args):
+    from coretex.coordinator import CoordinatorStore
+    from coretex.finalize import EconomyPolicy, FinalizeError
+    policy = EconomyPolicy(args.start_threshold_ppm, args.target_advances, args.reward, args.multiplier_bps)
+    signer = _signer(args)
+    db, close = _open_store(args)
+    try:
+        store = CoordinatorStore(db, signer)
+        if store.epoch(args.epoch) is None: raise CliError(f"--epoch {args.epoch}: no such epoch")
+        try: rec = store.finalize_epoch(args.epoch, policy)
+        except (FinalizeError, ValueError) as e:
+            print(f"coretex coordinator: epoch {args.epoch} not finalized: {e}", file=sys.stderr); return 1
+    finally: close()
+    emit({k: getattr(rec, k) for k in ("epoch", "new_state_root", "patch_set_root", "threshold_ppm", "next_threshold_ppm", "difficulty_reason",
+                                       "merkle_root", "fund_epoch_calldata")} | {"advances": len(rec.advances), "leaves": len(rec.leaves), "total_bonus": str(rec.total_bonus)})
+
+def add_coordinator_finalize(csub):
+    c = csub.add_parser("finalize", help="close an epoch through the reducer and record its next threshold, bonus leaves and fundEpoch calldata")
+    coordinator_options(c, chain=False)
+    c.add_argument("--epoch", type=EPOCH, required=True)
+    c.add_argument("--reward", type=int_in(0, 2**256 - 1), default=0, help="the epoch's reward in BOTCOIN base units, split pro rata to work units")
+    c.add_argument("--multiplier-bps", type=int_in(10_000, 10**6), default=10_000, help="merge multiplier (10000 = 1x: no bonus)")
+    c.add_argument("--target-advances", type=int_in(0, 10**6), default=1, help="advances per epoch the difficulty controller aims for")
+    c.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=500, help="threshold of an epoch with no finalized predecessor")
+    c.set_defaults(func=cmd_coordinator_finalize)
+
 # %% ../nbs/09_cli.ipynb #a1c90052
 def coordinator_options(c, chain: bool) -> None:
     "The database and key options of every coordinator subcommand, and the chain's where it reads blocks."
@@ -787,7 +820,7 @@ def add_coordinator_reveal(csub):
 def add_coordinator(sub):
     p = sub.add_parser("coordinator", help="run the patch-evaluation coordinator")
     csub = p.add_subparsers(dest="coordinator_command", required=True, metavar="SUBCOMMAND")
-    for add in (add_coordinator_serve, add_coordinator_work, add_coordinator_reveal): add(csub)
+    for add in (add_coordinator_serve, add_coordinator_work, add_coordinator_reveal, add_coordinator_finalize): add(csub)
 
 # %% ../nbs/09_cli.ipynb #a1c90055
 def read_envelope(path) -> dict:
@@ -831,6 +864,140 @@ def add_replay(sub):
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_replay)
 
+# %% ../nbs/09_cli.ipynb #34804566
+def epoch_events_arg(args):
+    "The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise."
+    from coretex.finalize import EpochFileError, read_epoch_events, fetch_epoch_events
+    if (args.events is None) == (args.rpc is None): raise CliError("give an EVENTS.json file, or --rpc with --address and --epoch")
+    if args.events is not None:
+        try: return read_epoch_events(args.events, args.epoch)
+        except EpochFileError as e: raise CliError(str(e)) from None
+    from coretex.chain import Chain, ChainError
+    if args.address is None or args.epoch is None: raise CliError("--rpc needs --address (the registry) and --epoch")
+    try: from_hex(args.address, 20, "--address")
+    except HexError as e: raise CliError(str(e)) from None
+    try: return fetch_epoch_events(Chain.connect(args.rpc), args.address, args.epoch, args.from_block)
+    except ChainError as e: raise CliError(f"--rpc: {e}") from None
+
+def cmd_verify_epoch(args):
+    from coretex.finalize import render_epoch_checks, epoch_report_json, failure_code
+    genesis = read_state_file(args.genesis, "--genesis") if args.genesis else None
+    result = epoch_events_arg(args).verify(genesis, args.policy_atoms_mode, args.strict)
+    if args.json: emit(epoch_report_json(result))
+    else: print(render_epoch_checks(result))
+    return 0 if failure_code(result) is None else 1
+
+def add_verify_epoch(sub):
+    p = sub.add_parser("verify-epoch", help="reproduce a finalized epoch's new state root from its registry events")
+    p.add_argument("events", nargs="?", metavar="EVENTS.json", help="the epoch's events: decoded (finalized_event, patch_events, snapshot_event) or raw logs")
+    p.add_argument("--rpc", type=url, help="JSON-RPC URL to fetch the events from instead (eth_getLogs)")
+    p.add_argument("--address", help="the registry contract whose logs --rpc reads")
+    p.add_argument("--epoch", type=EPOCH, help="the epoch to verify (default: the file's `epoch`)")
+    p.add_argument("--from-block", type=int_in(0, 2**63 - 1), default=0, help="first block --rpc searches")
+    p.add_argument("--genesis", metavar="STATE", help="start state file when the epoch has no snapshot")
+    p.add_argument("--policy-atoms-mode", action="store_true", help="apply patches with the r5 checks")
+    p.add_argument("--strict", action="store_true", help="also run the checks the reference skips")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_verify_epoch)
+
+# %% ../nbs/09_cli.ipynb #800999ad
+def read_claim(path) -> dict:
+    "A claim printed by `claim-proof`, or a CliError naming the file."
+    try:
+        with open(path) as f: claim = json.load(f)
+    except (OSError, ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
+    keys = ("miner", "bonus_botcoin", "cap_botcoin", "proof", "merkle_root")
+    if not isinstance(claim, dict) or any(k not in claim for k in keys) or not isinstance(claim["proof"], list):
+        raise CliError(f"{path} is not a claim (it needs {', '.join(keys)})")
+    return claim
+
+def verify_claim(path, root: str|None) -> int:
+    "Check a claim file's proof against `root`; exit status 0 (valid) or 1."
+    from coretex.finalize import check_claim
+    claim = read_claim(path)
+    if root is not None: hex32(root, "--root")
+    try: ok = check_claim(claim, root)
+    except (ValueError, TypeError) as e: raise CliError(f"{path}: not a claim ({str(e)[:100]})") from None
+    print(f"claim of {claim['miner']} for {claim['bonus_botcoin']}: {'valid' if ok else 'INVALID'} against root {root or claim['merkle_root']}")
+    return 0 if ok else 1
+
+def cmd_claim_proof(args):
+    if args.verify: return verify_claim(args.verify, args.root)
+    from coretex.coordinator import CoordinatorStore
+    from coretex.finalize import claim_proof
+    if args.epoch is None or args.miner is None: raise CliError("give --epoch and --miner (or --verify CLAIM.json)")
+    try: from_hex(args.miner, 20, "--miner")
+    except HexError as e: raise CliError(str(e)) from None
+    db, close = _open_store(args)
+    try: rec = CoordinatorStore(db, None).finalized(args.epoch)
+    finally: close()
+    if rec is None: raise CliError(f"--epoch {args.epoch}: no finalized epoch {args.epoch} in this store")
+    claim = claim_proof(rec, args.miner)
+    if claim is None:
+        print(f"coretex claim-proof: {args.miner} has no merge-bonus leaf in epoch {args.epoch}", file=sys.stderr); return 1
+    emit(claim)
+
+def add_claim_proof(sub):
+    p = sub.add_parser("claim-proof", help="print a miner's merge-bonus claim proof for a finalized epoch, or verify one")
+    p.add_argument("--epoch", type=EPOCH, help="the finalized epoch")
+    p.add_argument("--miner", help="the miner's address")
+    p.add_argument("--verify", metavar="CLAIM.json", help="check a printed claim instead (exit 0 valid, 1 not)")
+    p.add_argument("--root", metavar="HEX", help="with --verify: the funded Merkle root (default: the claim's)")
+    p.add_argument("--mongodb-uri")
+    p.set_defaults(func=cmd_claim_proof)
+
+# %% ../nbs/09_cli.ipynb #aca8b40d
+def sim_config(args):
+    "The SimConfig of the command line, or a CliError naming the bad option."
+    from coretex.simulate import SimConfig, SimError
+    strategies = tuple(s.strip() for s in args.strategies.split(",")) if args.strategies else None
+    try: return SimConfig(epochs=args.epochs, miners=args.miners, seed=args.seed, patches_per_epoch=args.patches,
+                          target_advances=args.target_advances, **({"strategies": strategies} if strategies else {}))
+    except SimError as e: raise CliError(str(e)) from None
+
+def cmd_simulate(args):
+    cfg = sim_config(args)
+    if args.corpus: check_corpus_file(args.corpus)
+    check_reranker_spec(args.reranker)
+    out = out_dir(args.out)
+    from coretex.simulate import simulate, draw_run
+    try:
+        ev = make_evaluator(args, None)
+        run = simulate(ev, cfg, out, progress=show_progress(args))
+    except evaluation_errors() as e: raise CliError(str(e)) from None
+    draw_run(run.records, f"{out}/trajectory.png")
+    last, totals = run.records[-1], {}
+    for r in run.records:
+        for s, v in r.rewards_by_strategy.items(): totals[s] = totals.get(s, 0) + v
+    summary = {"epochs": len(run.records), "advances": sum(r.advances for r in run.records),
+               "screener_passes": sum(r.screener_passes for r in run.records), "final_threshold_ppm": last.next_threshold_ppm,
+               "final_audit_ppm": last.audit_ppm, "final_state_root": last.state_root, "rewards_by_strategy": totals,
+               "evaluations": run.evaluations, "evaluations_per_second": round(run.evaluations_per_second, 3),
+               "trajectory": f"{out}/trajectory.jsonl", "figure": f"{out}/trajectory.png"}
+    if args.json: emit(summary)
+    else:
+        print(f"{summary['epochs']} epochs: {summary['advances']} advances, {summary['screener_passes']} screener passes, "
+              f"{run.evaluations} evaluations ({summary['evaluations_per_second']}/s)")
+        print(f"threshold {run.records[0].threshold_ppm} -> {last.next_threshold_ppm} ppm; audit composite "
+              f"{run.records[0].audit_ppm} -> {last.audit_ppm} ppm; root {last.state_root}")
+        print("rewards by strategy (BOTCOIN): " + ", ".join(f"{s} {v / 1e18:g}" for s, v in totals.items()))
+        print(f"trajectory {summary['trajectory']}, figure {summary['figure']}")
+
+def add_simulate(sub):
+    p = sub.add_parser("simulate", help="run the network end to end: strategic miners, the evaluator, the reducer, the controller, rewards")
+    p.add_argument("--epochs", type=int_in(1, 100_000), default=10, help="epochs to run (default 10)")
+    p.add_argument("--miners", type=int_in(1, 10_000), default=4, help="miners, strategies assigned round robin (default 4)")
+    p.add_argument("--strategies", help="comma-separated: random, greedy, spam, copycat (default: all four)")
+    p.add_argument("--patches", type=int_in(1, 100_000), help="submissions per epoch (default: one per miner)")
+    p.add_argument("--target-advances", type=int_in(0, 100_000), default=1, help="the controller's target advances per epoch (default 1)")
+    p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="every random draw of the run derives from it (default 0)")
+    p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder (default: the embedded corpus)")
+    p.add_argument("--reranker", default="token-overlap", help="token-overlap (default) | embedded | qwen | a Qwen3 reranker directory")
+    p.add_argument("--out", default="simulation", help="folder for trajectory.jsonl, config.json and trajectory.png (default: simulation)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
+    p.set_defaults(func=cmd_simulate)
+
 # %% ../nbs/09_cli.ipynb #3e7f6871
 def cmd_demo(args):
     from coretex.demo import run_demo
@@ -855,4 +1022,4 @@ def add_docs(sub):
 
 # %% ../nbs/09_cli.ipynb #880881bb
 COMMANDS = (add_demo, add_state_root, add_patch_apply, add_evaluate, add_evaluate_batch, add_corpus_pack, add_consensus, add_weights,
-            add_consensus_service, add_beliefs, add_coordinator, add_replay, add_seeds, add_docs)
+            add_consensus_service, add_beliefs, add_coordinator, add_replay, add_verify_epoch, add_claim_proof, add_simulate, add_seeds, add_docs)
