@@ -37,7 +37,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="the small suite (two topics) instead of the full one")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "coretex" / "sybil-minilm.npz"))
-    ap.add_argument("--write-cache", help="also write the embeddings this run used to this path (the notebook's fixture)")
+    ap.add_argument("--write-cache", help="also write the embeddings this run asked for to this path (with --small: the notebook's fixture)")
     ap.add_argument("--write-scores", help="also write each rule set's counts as JSON to this path (the notebook draws the full suite from it)")
     a = ap.parse_args()
     Path(a.cache).parent.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def main():
           f"{l.honest_groups} groups of two or more honest miners over the whole suite")
     print("emission share of a sybil group (g keys, 10% edits, own IPs and coldkeys) in a set of n, mean over topics:")
     print(share_table(scores))
-    if a.write_cache: embed.save(a.write_cache)
+    if a.write_cache: embed.save(a.write_cache, only_used=True)
     if a.write_scores:
         Path(a.write_scores).write_text(json.dumps({"suite": size, "seed": 0, "written_by": "python bench/bench_sybil.py",
                                                     "scores": [sc.to_json() for sc in scores]}, indent=1) + "\n")
