@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['TOPICS', 'SLOTS', 'THESAURUS', 'FILLER', 'OPENERS', 'CLOSERS', 'FUNCTION_WORDS', 'HONEST_BIGRAM_SHARE', 'SPREADS',
-           'EDIT_LEVELS', 'GROUP_SIZES', 'RULE_SETS', 'RULE_COLOURS', 'words', 'writer_style', 'honest_answer',
+           'EDIT_LEVELS', 'GROUP_SIZES', 'SYBIL_RULE_SETS', 'RULE_COLOURS', 'words', 'writer_style', 'honest_answer',
            'bigram_share', 'GeneratorError', 'honest_answers', 'sentences', 'edit_copy', 'token_distance', 'Response',
            'Attack', 'Scenario', 'make_scenario', 'attack_suite', 'EmbeddingCache', 'CopyDetector', 'word_overlap',
            'copy_pairs', 'copy_groups', 'detect_copies', 'RuleSetUnderTest', 'seed_findings', 'seed_emissions',
@@ -12,7 +12,7 @@ __all__ = ['TOPICS', 'SLOTS', 'THESAURUS', 'FILLER', 'OPENERS', 'CLOSERS', 'FUNC
            'true_pairs', 'flagged_pairs', 'SuiteScore', 'score_rule_set', 'recall_table', 'share_table', 'plot_recall',
            'plot_shares']
 
-# %% ../nbs/11b_sybil.ipynb #7384e44e
+# %% ../nbs/11b_sybil.ipynb #3e94d2d2
 import math, random, re, time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,7 +21,7 @@ import numpy as np
 from .consensus import ConsensusConfig, evaluate_challenge, sybil_groups
 from .loosh import SybilFindings
 
-# %% ../nbs/11b_sybil.ipynb #6dfd8bce
+# %% ../nbs/11b_sybil.ipynb #eca900a0
 TOPICS = {'sky': ('Why is the sky blue?',
          [['Sunlight is a mix of every visible colour, from red light to violet light.',
            'The light coming from the sun contains all the colours of the rainbow blended together.',
@@ -316,7 +316,7 @@ CLOSERS = ['',
  'That covers the main points.']
 FUNCTION_WORDS = {"the", "a", "and", "is", "are", "it", "in", "of", "to", "by", "more", "less", "very", "so", "because"}
 
-# %% ../nbs/11b_sybil.ipynb #32afa4ad
+# %% ../nbs/11b_sybil.ipynb #1d2d3ae8
 def words(text: str) -> list:
     "Lower-case word tokens of `text` (letters, digits, apostrophes)."
     return re.findall(r"[a-z0-9']+", text.lower())
@@ -341,7 +341,7 @@ def honest_answer(topic: str, rng: random.Random) -> str:
     said = [_cap(re.sub(r"\{(\w+)\}", lambda m: rng.choice(SLOTS[m.group(1)]), rng.choice(facts[f]))) for f in chosen]
     return writer_style(" ".join([rng.choice(OPENERS), *said, rng.choice(CLOSERS)]).strip(), rng)
 
-# %% ../nbs/11b_sybil.ipynb #a956e52f
+# %% ../nbs/11b_sybil.ipynb #215ef018
 HONEST_BIGRAM_SHARE = 0.4
 
 def _bigrams(text: str) -> Counter: w = words(text); return Counter(zip(w, w[1:]))
@@ -364,7 +364,7 @@ def honest_answers(topic: str, n: int, rng: random.Random, tries: int = 20000) -
         if all(_share(b, o) < HONEST_BIGRAM_SHARE for o in bags): out.append(t); bags.append(b)
     raise GeneratorError(f"only {len(out)} of {n} independent answers to {topic!r} after {tries} draws")
 
-# %% ../nbs/11b_sybil.ipynb #74b29453
+# %% ../nbs/11b_sybil.ipynb #117c066d
 def sentences(text: str) -> list:
     "The sentences of `text` (split after . ! ? and whitespace)."
     return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
@@ -386,7 +386,7 @@ def edit_copy(text: str, k: float, rng: random.Random, reorder: bool = True) -> 
         s = sentences(copy); rng.shuffle(s); copy = " ".join(s)
     return copy
 
-# %% ../nbs/11b_sybil.ipynb #075af4b5
+# %% ../nbs/11b_sybil.ipynb #25be58ca
 def token_distance(a: str, b: str) -> float:
     "Word-level Levenshtein distance between `a` and `b` over the number of tokens of `a`."
     x, y = a.split(), b.split()
@@ -397,7 +397,7 @@ def token_distance(a: str, b: str) -> float:
         prev = cur
     return prev[-1] / max(1, len(x))
 
-# %% ../nbs/11b_sybil.ipynb #56121b41
+# %% ../nbs/11b_sybil.ipynb #c7a10476
 SPREADS = ("own", "coldkey", "shared")
 
 @dataclass(frozen=True)
@@ -447,7 +447,7 @@ class Scenario:
     @property
     def texts(self) -> list: return [r.text for r in self.responses]
 
-# %% ../nbs/11b_sybil.ipynb #5966a0ec
+# %% ../nbs/11b_sybil.ipynb #4417da08
 def make_scenario(name: str, kind: str, topic: str, n: int, attacks: tuple = (), seed: int = 0) -> Scenario:
     "A challenge on `topic` with `n` responses: the planted `attacks` and honest answers for the rest; deterministic in (name, seed)."
     rng = random.Random(f"{name}|{seed}")
@@ -468,7 +468,7 @@ def make_scenario(name: str, kind: str, topic: str, n: int, attacks: tuple = (),
     true = tuple(tuple(sorted(g, key=lambda m: out[int(m[1:])].edit)) for g in groups)   # the source (edit 0) first
     return Scenario(name, kind, topic, TOPICS[topic][0], tuple(out), true, tuple(attacks))
 
-# %% ../nbs/11b_sybil.ipynb #8df9fbdf
+# %% ../nbs/11b_sybil.ipynb #75e3a9da
 EDIT_LEVELS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 GROUP_SIZES = {16: (2, 4, 8), 64: (2, 4, 8, 16, 32)}
 
@@ -486,21 +486,23 @@ def attack_suite(size: str = "full", seed: int = 0) -> list:
                 out.append(make_scenario(f"near-{topic}-{n}-k{k:.2f}", "near", topic, n, (Attack(g, k, SPREADS[(t + e + n) % 3]),), seed))
         if size == "full":
             out.append(make_scenario(f"mixed-{topic}", "mixed", topic, 32, (Attack(3, 0.05), Attack(4, 0.2, "coldkey"), Attack(3, 0.4, "shared")), seed))
+            out.append(make_scenario(f"mixed-exact-{topic}", "mixed", topic, 32, (Attack(3, 0.0), Attack(4, 0.05), Attack(4, 0.1)), seed))
         for n, sizes in GROUP_SIZES.items():
             if size == "small" and n != 16 or size == "full" and t >= 3: continue
             out += [make_scenario(f"emission-{topic}-{n}-g{g}", "emission", topic, n, (Attack(g, 0.1),), seed) for g in sizes]
     return out
 
-# %% ../nbs/11b_sybil.ipynb #f9c90ad2
+# %% ../nbs/11b_sybil.ipynb #15fed05b
 class EmbeddingCache:
     "embed(list[str]) -> float32 rows, each text embedded once; backed by an .npz of texts and vectors."
     def __init__(self, path: str|Path|None = None, embedder=None):
-        self.path, self._embedder, self.vectors, self.misses = path, embedder, {}, 0
+        self.path, self._embedder, self.vectors, self.misses, self.used = path, embedder, {}, 0, set()
         if path is not None and Path(path).exists():
             with np.load(path, allow_pickle=False) as z: self.vectors = dict(zip(z["texts"].tolist(), z["vectors"]))
 
     def __call__(self, texts: list) -> np.ndarray:
         if not len(texts): return np.zeros((0, 384), dtype=np.float32)
+        self.used.update(texts)
         missing = sorted({t for t in texts if t not in self.vectors})
         if missing:
             if self._embedder is None:
@@ -510,12 +512,12 @@ class EmbeddingCache:
             self.misses += len(missing)
         return np.array([self.vectors[t] for t in texts], dtype=np.float32).reshape(len(texts), -1)
 
-    def save(self, path: str|Path|None = None) -> None:
-        "Write the cache (to `path`, default the one it was read from)."
-        texts = sorted(self.vectors)
+    def save(self, path: str|Path|None = None, only_used: bool = False) -> None:
+        "Write the cache (to `path`, default the one it was read from); `only_used`: just the texts asked for since it was opened."
+        texts = sorted(self.used if only_used else self.vectors)
         np.savez_compressed(path or self.path, texts=np.array(texts), vectors=np.array([self.vectors[t] for t in texts], dtype=np.float32))
 
-# %% ../nbs/11b_sybil.ipynb #a337b785
+# %% ../nbs/11b_sybil.ipynb #71f59ac3
 @dataclass(frozen=True)
 class CopyDetector:
     "coretex's sybil detector's thresholds (calibrated on honest paraphrases: see bench/bench_sybil.py)."
@@ -542,7 +544,7 @@ def word_overlap(texts: list) -> np.ndarray:
         J[i, i + 1:] = J[i + 1:, i] = lo / np.maximum(hi, 1)
     return J
 
-# %% ../nbs/11b_sybil.ipynb #450325e8
+# %% ../nbs/11b_sybil.ipynb #33a58c95
 def copy_pairs(J: np.ndarray, S: np.ndarray, lengths: list, d: CopyDetector) -> np.ndarray:
     "Boolean matrix of copy pairs from word overlap J, embedding cosine S and word counts."
     ok = np.asarray(lengths) >= d.min_words
@@ -566,7 +568,7 @@ def copy_groups(P: np.ndarray, J: np.ndarray, floor: float) -> list:
         if len(comp) >= 2 and J[comp[0], comp[1]] >= floor: out.append(comp)
     return out
 
-# %% ../nbs/11b_sybil.ipynb #60ed75bf
+# %% ../nbs/11b_sybil.ipynb #c65f9c3e
 def detect_copies(texts: list, miners: list, embed, detector: CopyDetector = CopyDetector()) -> SybilFindings:
     "coretex's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`."
     if len(texts) < 2: return SybilFindings([], [])
@@ -576,7 +578,7 @@ def detect_copies(texts: list, miners: list, embed, detector: CopyDetector = Cop
     pairs = [(miners[a], miners[b]) for a, b in zip(*np.nonzero(np.triu(P)))]
     return SybilFindings(pairs, [[miners[i] for i in g] for g in copy_groups(P, J, detector.group_floor)])
 
-# %% ../nbs/11b_sybil.ipynb #9ffaf986
+# %% ../nbs/11b_sybil.ipynb #a2aa4071
 @dataclass(frozen=True)
 class RuleSetUnderTest:
     "A rule set's sybil detection and emissions, as functions of (scenario, embed)."
@@ -609,7 +611,7 @@ def loosh_emissions(s: Scenario, embed) -> dict:
 
 def coretex_findings(s: Scenario, embed) -> SybilFindings: return detect_copies(s.texts, s.miners, embed)
 
-# %% ../nbs/11b_sybil.ipynb #571e2608
+# %% ../nbs/11b_sybil.ipynb #1fd0eb15
 def pay_groups_as_one(responses: list, groups: list, evaluate) -> dict:
     "Emissions when each group is paid as one answer: `evaluate` (response dicts -> emissions) sees only each group's fastest member, whose emission the group splits."
     members = {m: g for g in groups for m in g}
@@ -624,11 +626,11 @@ def coretex_emissions(s: Scenario, embed) -> dict:
     run = lambda rs: evaluate_challenge(rs, _seed_config(), embeddings=np.array([vec[r["miner"]] for r in rs])).emissions
     return pay_groups_as_one([r.as_input() for r in s.responses], coretex_findings(s, embed).groups, run)
 
-RULE_SETS = (RuleSetUnderTest("seed", seed_findings, seed_emissions),
+SYBIL_RULE_SETS = (RuleSetUnderTest("seed", seed_findings, seed_emissions),
              RuleSetUnderTest("loosh-1.2.8", loosh_findings, loosh_emissions),
              RuleSetUnderTest("coretex", coretex_findings, coretex_emissions))
 
-# %% ../nbs/11b_sybil.ipynb #cfafc1aa
+# %% ../nbs/11b_sybil.ipynb #ff17e2d4
 def _pair(a, b) -> frozenset: return frozenset((a, b))
 
 def true_pairs(s: Scenario) -> dict:
@@ -647,6 +649,7 @@ class SuiteScore:
     true_by_level: Counter = field(default_factory=Counter)     # level -> true pairs
     found_by_level: Counter = field(default_factory=Counter)    # level -> flagged true pairs
     false_by_level: Counter = field(default_factory=Counter)    # level -> flagged false pairs in single-level sets
+    beside_exact: Counter = field(default_factory=Counter)     # "true" / "found": edited-copy pairs in sets that also hold exact copies
     false_pairs: int = 0
     honest_groups: int = 0
     honest_sets: int = 0
@@ -661,7 +664,20 @@ class SuiteScore:
         return self.found_by_level[k] / flagged if flagged else float("nan")
     def share(self, n: int, g: int) -> float: return float(np.mean(self.shares[(n, g)]))
 
-# %% ../nbs/11b_sybil.ipynb #38c9b56e
+    def to_json(self) -> dict:
+        "The counts as JSON (levels and (n, g) keys as strings)."
+        d = {k: v for k, v in vars(self).items() if not isinstance(v, (Counter, dict))}
+        return d | {k: {str(l): c for l, c in getattr(self, k).items()} for k in ("true_by_level", "found_by_level", "false_by_level")}                  | {"beside_exact": dict(self.beside_exact), "shares": {f"{n} {g}": v for (n, g), v in self.shares.items()}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "SuiteScore":
+        "A SuiteScore from `to_json`'s output."
+        levels = {k: Counter({float(l): c for l, c in d[k].items()}) for k in ("true_by_level", "found_by_level", "false_by_level")}
+        shares = {tuple(map(int, k.split())): v for k, v in d["shares"].items()}
+        return cls(**{k: v for k, v in d.items() if k not in levels and k not in ("shares", "beside_exact")}, **levels, shares=shares,
+                   beside_exact=Counter(d["beside_exact"]))
+
+# %% ../nbs/11b_sybil.ipynb #9430aefd
 def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool = True) -> SuiteScore:
     "Detect on every scenario of `suite` (and pay the emission scenarios) under `rules`."
     sc = SuiteScore(rules.name)
@@ -669,7 +685,10 @@ def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool 
         t0 = time.perf_counter(); f = rules.detect(s, embed); sc.detect_s += time.perf_counter() - t0; sc.sets += 1
         truth, flagged, role = true_pairs(s), flagged_pairs(f), {r.miner: r.role for r in s.responses}
         levels = {a.edit for a in s.attacks}
-        for p, k in truth.items(): sc.true_by_level[k] += 1; sc.found_by_level[k] += p in flagged
+        exact_too = len(levels) > 1 and 0.0 in levels
+        for p, k in truth.items():
+            sc.true_by_level[k] += 1; sc.found_by_level[k] += p in flagged
+            if exact_too and k > 0: sc.beside_exact["true"] += 1; sc.beside_exact["found"] += p in flagged
         false = len(flagged - truth.keys())
         sc.false_pairs += false
         if len(levels) == 1: sc.false_by_level[levels.pop()] += false
@@ -681,7 +700,7 @@ def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool 
             sc.shares.setdefault((len(s.responses), len(s.groups[0])), []).append(sum(paid[m] for m in s.groups[0]) / total if total else 0.0)
     return sc
 
-# %% ../nbs/11b_sybil.ipynb #57e840c2
+# %% ../nbs/11b_sybil.ipynb #723c98fb
 def recall_table(scores: list) -> str:
     "Recall and precision by edit level, honest groups and time, one block per rule set."
     head = "rule set      metric     " + " ".join(f"{'exact' if k == 0 else f'{k:.0%}':>6}" for k in EDIT_LEVELS)
@@ -691,6 +710,8 @@ def recall_table(scores: list) -> str:
             lines.append(f"{sc.rule_set:<13} {name:<10} " + " ".join(f"{fn(k):6.2f}" for k in EDIT_LEVELS))
         lines.append(f"{'':<13} honest sets with a group {sc.honest_sets_flagged}/{sc.honest_sets}, honest groups {sc.honest_groups}, "
                      f"false pairs {sc.false_pairs}, detection {1000 * sc.detect_s / max(1, sc.sets):.1f} ms/set")
+        if sc.beside_exact["true"]:
+            lines.append(f"{'':<13} edited copies in sets that also hold exact copies: {sc.beside_exact['found']}/{sc.beside_exact['true']} pairs flagged")
     return "\n".join(lines)
 
 def share_table(scores: list) -> str:
@@ -702,7 +723,7 @@ def share_table(scores: list) -> str:
     lines += [f"{sc.rule_set:<13}" + " ".join(f"{sc.share(n, g):9.3f}" for n, g in cols) for sc in scores if sc.shares]
     return "\n".join(lines)
 
-# %% ../nbs/11b_sybil.ipynb #6ddcc074
+# %% ../nbs/11b_sybil.ipynb #4ce830d9
 RULE_COLOURS = {"seed": "tab:gray", "loosh-1.2.8": "tab:orange", "coretex": "tab:blue"}
 
 def plot_recall(scores: list, title: str = ""):
@@ -727,6 +748,7 @@ def plot_shares(scores: list, title: str = ""):
         ax.plot(gs, [1 / (n - g + 1) for g in gs], "k:", lw=0.8, label="one honest answer")
         for sc in scores:
             if sc.shares: ax.plot(gs, [sc.share(n, g) for g in gs], "o-", label=sc.rule_set, color=RULE_COLOURS.get(sc.rule_set))
-        ax.set(xscale="log", xticks=gs, xticklabels=gs, xlabel="sybil keys g", ylabel="share of emissions", title=f"{title} set of {n}".strip())
+        ax.set(xscale="log", xlabel="sybil keys g", ylabel="share of emissions", title=f"{title} set of {n}".strip())
+        ax.set_xticks(gs, [str(g) for g in gs]); ax.minorticks_off()
     axes[0][0].legend(fontsize=7); fig.tight_layout()
     return fig
