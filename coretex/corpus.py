@@ -57,6 +57,7 @@ def dequantize(hex_bytes: str, layout: Layout) -> np.ndarray:
 # %% ../nbs/05_corpus.ipynb #b2000856
 @dataclass(frozen=True)
 class Corpus:
+    "A loaded evaluation corpus: events, entities, the stored bi-encoder and its content root."
     events: tuple
     corpus_epoch: int = 0
     entities: tuple = ()

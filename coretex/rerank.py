@@ -13,7 +13,9 @@ import numpy as np
 from .retrieval import tokenize
 
 # %% ../nbs/06a_rerank.ipynb #50ab72db
-def sigmoid(x): return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
+def sigmoid(x):
+    "The logistic function, in float64."
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
 
 # %% ../nbs/06a_rerank.ipynb #4857e199
 class EmbeddedReranker:
