@@ -8,11 +8,11 @@ __all__ = ['CONF', 'CSS', 'site_notebooks', 'page_name', 'module_of', 'module_da
            'docments_params', 'api_modules', 'api_markdown', 'readme_from_index', 'toctree_cell', 'stage_site',
            'build_site']
 
-# %% ../nbs/18_docs.ipynb #c4c2a344
+# %% ../nbs/18_docs.ipynb #1a884686
 import json, re, shutil, subprocess, sys
 from pathlib import Path
 
-# %% ../nbs/18_docs.ipynb #ac77f74a
+# %% ../nbs/18_docs.ipynb #e96afb29
 def site_notebooks(nbs: Path) -> list:
     "The notebooks of the site in reading order: index first, then the numbered ones."
     nbs = Path(nbs)
@@ -23,7 +23,7 @@ def page_name(nb: Path) -> str:
     return Path(nb).stem + ".html"
 
 
-# %% ../nbs/18_docs.ipynb #48857f2a
+# %% ../nbs/18_docs.ipynb #c9d4e43a
 def module_of(nb: Path) -> str|None:
     "The module a notebook exports (`#| default_exp name`), if any."
     for c in json.loads(Path(nb).read_text())["cells"]:
@@ -40,7 +40,7 @@ def module_data(module: str) -> str:
     return "".join(f".. autodata:: {module}.{n}\n   :no-value:\n\n" for n in mod.__all__ if not code(getattr(mod, n)))
 
 
-# %% ../nbs/18_docs.ipynb #533316ce
+# %% ../nbs/18_docs.ipynb #ce35b5c9
 def show_doc_markdown(module, expr: str) -> str:
     "nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes."
     import inspect
@@ -52,7 +52,7 @@ def show_doc_markdown(module, expr: str) -> str:
     return md
 
 
-# %% ../nbs/18_docs.ipynb #8961b029
+# %% ../nbs/18_docs.ipynb #e9bc230a
 def nbdev_view(src: Path, dst: Path) -> None:
     "Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place."
     from importlib import import_module
@@ -74,7 +74,7 @@ def nbdev_view(src: Path, dst: Path) -> None:
     write_nb(nb, dst)
 
 
-# %% ../nbs/18_docs.ipynb #6efeba8a
+# %% ../nbs/18_docs.ipynb #1b40873d
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 def cell_options(source: str) -> tuple:
@@ -99,7 +99,7 @@ def myst_cell(cell: dict):
     return cell
 
 
-# %% ../nbs/18_docs.ipynb #5de7d77e
+# %% ../nbs/18_docs.ipynb #cd3e679b
 _NBDEV_LINK = re.compile(r"\]\(/([\w.-]+)\.html(#[\w-]*)?\)")
 _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 
@@ -138,7 +138,7 @@ def output_file(nb: dict) -> str:
     return m.group(1) if m else ""
 
 
-# %% ../nbs/18_docs.ipynb #ef138bde
+# %% ../nbs/18_docs.ipynb #06848de6
 def constant_doc(module, name: str) -> str:
     "What the source says of a module constant: the comment on its assignment line, or the comment line above it."
     import inspect
@@ -166,7 +166,7 @@ def docments_params(app, what, name, obj, options, lines):
     if params: lines += ["", *params]
 
 
-# %% ../nbs/18_docs.ipynb #d3f6a923
+# %% ../nbs/18_docs.ipynb #24ff68f3
 def api_modules(notebooks: list) -> list:
     "The modules the API page documents: each notebook's, in notebook order, except the CLI (its manual is `09_cli`) and `coretex` itself (the page's first table)."
     return [m for m in map(module_of, notebooks) if m not in (None, "coretex", "coretex.cli")]
@@ -195,7 +195,7 @@ def api_markdown(modules: list) -> str:
     return "\n".join(top) + "\n" + "\n".join(mods)
 
 
-# %% ../nbs/18_docs.ipynb #f78b165f
+# %% ../nbs/18_docs.ipynb #c2b4c1a1
 def readme_from_index(index) -> str:
     "The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`."
     cells = json.loads(Path(index).read_text())["cells"]
@@ -203,7 +203,7 @@ def readme_from_index(index) -> str:
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
-# %% ../nbs/18_docs.ipynb #034bf8b0
+# %% ../nbs/18_docs.ipynb #7e97090d
 CONF = '''
 project = "coretex"
 extensions = ["myst_nb", "sphinx.ext.autodoc"]
@@ -259,10 +259,13 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
 
 def build_site(out="_docs", nbs="nbs", progress: bool = False) -> list:
     "Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written."
+    import tempfile
     out, nbs = Path(out), Path(nbs)
-    stage = nbs.parent / "_proc"       # where nbdev-proc-nbs puts the same thing
-    stage_site(nbs, stage, progress)
     if (nbs / "index.ipynb").exists(): (nbs.parent / "README.md").write_text(readme_from_index(nbs / "index.ipynb"))
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", str(stage), str(out)], check=True)
+    with tempfile.TemporaryDirectory() as tmp:   # myst-nb writes beside the build folder, so all of it stays in here
+        src, html = Path(tmp) / "src", Path(tmp) / "build" / "html"
+        stage_site(nbs, src, progress)
+        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", str(src), str(html)], check=True)
+        shutil.copytree(html, out, dirs_exist_ok=True)
     return sorted(out.glob("*.html"))
 
