@@ -493,6 +493,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'coretex.docs.show_doc_markdown': ('docs.html#show_doc_markdown', 'coretex/docs.py'),
                               'coretex.docs.site_notebooks': ('docs.html#site_notebooks', 'coretex/docs.py'),
                               'coretex.docs.stage_site': ('docs.html#stage_site', 'coretex/docs.py'),
+                              'coretex.docs.title_cell': ('docs.html#title_cell', 'coretex/docs.py'),
                               'coretex.docs.toctree_cell': ('docs.html#toctree_cell', 'coretex/docs.py')},
             'coretex.evaluate': { 'coretex.evaluate.Candidate': ('evaluate.html#candidate', 'coretex/evaluate.py'),
                                   'coretex.evaluate.Candidates': ('evaluate.html#candidates', 'coretex/evaluate.py'),

@@ -4,15 +4,15 @@
 
 # %% auto #0
 __all__ = ['CONF', 'CSS', 'site_notebooks', 'page_name', 'module_of', 'module_data', 'show_doc_markdown', 'nbdev_view',
-           'cell_options', 'myst_cell', 'local_links', 'myst_notebook', 'output_file', 'constant_doc',
+           'cell_options', 'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'constant_doc',
            'docments_params', 'api_modules', 'api_markdown', 'readme_from_index', 'toctree_cell', 'stage_site',
            'build_site']
 
-# %% ../nbs/18_docs.ipynb #1a884686
+# %% ../nbs/18_docs.ipynb #29bcd08c
 import json, re, shutil, subprocess, sys
 from pathlib import Path
 
-# %% ../nbs/18_docs.ipynb #e96afb29
+# %% ../nbs/18_docs.ipynb #64cbf98c
 def site_notebooks(nbs: Path) -> list:
     "The notebooks of the site in reading order: index first, then the numbered ones."
     nbs = Path(nbs)
@@ -23,7 +23,7 @@ def page_name(nb: Path) -> str:
     return Path(nb).stem + ".html"
 
 
-# %% ../nbs/18_docs.ipynb #c9d4e43a
+# %% ../nbs/18_docs.ipynb #d7ce46dd
 def module_of(nb: Path) -> str|None:
     "The module a notebook exports (`#| default_exp name`), if any."
     for c in json.loads(Path(nb).read_text())["cells"]:
@@ -40,7 +40,7 @@ def module_data(module: str) -> str:
     return "".join(f".. autodata:: {module}.{n}\n   :no-value:\n\n" for n in mod.__all__ if not code(getattr(mod, n)))
 
 
-# %% ../nbs/18_docs.ipynb #ce35b5c9
+# %% ../nbs/18_docs.ipynb #8b8c33b7
 def show_doc_markdown(module, expr: str) -> str:
     "nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes."
     import inspect
@@ -52,7 +52,7 @@ def show_doc_markdown(module, expr: str) -> str:
     return md
 
 
-# %% ../nbs/18_docs.ipynb #e9bc230a
+# %% ../nbs/18_docs.ipynb #0d627fb0
 def nbdev_view(src: Path, dst: Path) -> None:
     "Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place."
     from importlib import import_module
@@ -74,7 +74,7 @@ def nbdev_view(src: Path, dst: Path) -> None:
     write_nb(nb, dst)
 
 
-# %% ../nbs/18_docs.ipynb #1b40873d
+# %% ../nbs/18_docs.ipynb #951eacd4
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 def cell_options(source: str) -> tuple:
@@ -99,7 +99,7 @@ def myst_cell(cell: dict):
     return cell
 
 
-# %% ../nbs/18_docs.ipynb #cd3e679b
+# %% ../nbs/18_docs.ipynb #3ad3a1d8
 _NBDEV_LINK = re.compile(r"\]\(/([\w.-]+)\.html(#[\w-]*)?\)")
 _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 
@@ -108,16 +108,17 @@ def local_links(md: str, pages: dict) -> str:
     md = _SOURCE_LINK.sub("", md)
     return _NBDEV_LINK.sub(lambda m: f"]({pages.get(m.group(1), m.group(1))}.ipynb)", md)
 
-def myst_notebook(nb: dict, pages: dict) -> dict:
-    "A notebook nbdev processed, ready for myst-nb: its title back as a heading, options mapped, links local."
+def title_cell(nb: Path) -> str:
+    "A notebook's first markdown cell as its author wrote it: the title, the one-sentence purpose and whatever follows."
+    return next("".join(c["source"]) for c in json.loads(Path(nb).read_text())["cells"] if c["cell_type"] == "markdown")
+
+def myst_notebook(nb: dict, pages: dict, title: str) -> dict:
+    "A notebook nbdev processed, ready for myst-nb: its title cell back in place of the front matter, options mapped, links local."
     cells = []
     for c in nb["cells"]:
         src = "".join(c["source"])
-        if c["cell_type"] == "raw" and src.startswith("---"):
-            import yaml
-            fm = yaml.safe_load(src.strip().strip("-"))
-            head = f"# {fm.get('title', '')}" + (f"\n\n> {fm['description']}" if fm.get("description") else "")
-            cells.append({"cell_type": "markdown", "id": "title", "metadata": {}, "source": head})
+        if c["cell_type"] == "raw" and src.startswith("---"):   # nbdev moved the title cell into front matter, dropping the rest of it
+            cells.append({"cell_type": "markdown", "id": "title", "metadata": {}, "source": local_links(title, pages)})
         elif c["cell_type"] == "markdown":
             if src.startswith("<!-- WARNING"): continue
             cells.append(dict(c, source=local_links(src, pages)))
@@ -138,7 +139,7 @@ def output_file(nb: dict) -> str:
     return m.group(1) if m else ""
 
 
-# %% ../nbs/18_docs.ipynb #06848de6
+# %% ../nbs/18_docs.ipynb #bf3d20c5
 def constant_doc(module, name: str) -> str:
     "What the source says of a module constant: the comment on its assignment line, or the comment line above it."
     import inspect
@@ -166,7 +167,7 @@ def docments_params(app, what, name, obj, options, lines):
     if params: lines += ["", *params]
 
 
-# %% ../nbs/18_docs.ipynb #24ff68f3
+# %% ../nbs/18_docs.ipynb #6c7f39fa
 def api_modules(notebooks: list) -> list:
     "The modules the API page documents: each notebook's, in notebook order, except the CLI (its manual is `09_cli`) and `coretex` itself (the page's first table)."
     return [m for m in map(module_of, notebooks) if m not in (None, "coretex", "coretex.cli")]
@@ -187,7 +188,8 @@ def api_markdown(modules: list) -> str:
     rows = []
     for n in [n for n in coretex.__all__ if n in home]:
         obj = getattr(coretex, n)
-        doc = (obj.__doc__ or "").strip().split("\n")[0].replace("|", "\\|") if callable(obj) else ""
+        doc = (obj.__doc__ or "").strip().split("\n")[0] if callable(obj) else constant_doc(import_module(home[n]), n)
+        doc = doc.replace("|", "\\|")
         rows.append(f"| {{py:obj}}`{n} <{home[n]}.{n}>` | `{home[n]}` | {doc} |")
     top = ["# API reference", "", "## `from coretex import ...`", "",
            "| name | module | what |", "|---|---|---|", *rows, ""]
@@ -195,7 +197,7 @@ def api_markdown(modules: list) -> str:
     return "\n".join(top) + "\n" + "\n".join(mods)
 
 
-# %% ../nbs/18_docs.ipynb #c2b4c1a1
+# %% ../nbs/18_docs.ipynb #f497358a
 def readme_from_index(index) -> str:
     "The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`."
     cells = json.loads(Path(index).read_text())["cells"]
@@ -203,7 +205,8 @@ def readme_from_index(index) -> str:
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
-# %% ../nbs/18_docs.ipynb #7e97090d
+# %% ../nbs/18_docs.ipynb #4638c47f
+# Sphinx's configuration, written as conf.py beside the staged notebooks
 CONF = '''
 project = "coretex"
 extensions = ["myst_nb", "sphinx.ext.autodoc"]
@@ -227,6 +230,7 @@ def setup(app):
     app.connect("autodoc-process-docstring", docments_params)
 '''
 
+# the site's own stylesheet, on top of the book theme's
 CSS = '''
 /* long lines scroll inside their box rather than widen the page or get clipped */
 div.cell_input pre, div.cell_output pre, div.highlight pre { overflow-x: auto; white-space: pre; }
@@ -249,7 +253,7 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
     staged = {nb.stem: json.loads((stage / nb.name).read_text()) for nb in notebooks}
     pages = {output_file(n) or stem: stem for stem, n in staged.items()}
     for stem, n in staged.items():
-        n = myst_notebook(n, pages)
+        n = myst_notebook(n, pages, title_cell(nbs / f"{stem}.ipynb"))
         if stem == "index": n["cells"].append(toctree_cell([s for s in staged if s != "index"] + ["api"]))
         (stage / f"{stem}.ipynb").write_text(json.dumps(n))
     (stage / "api.md").write_text(api_markdown(api_modules(notebooks)))
