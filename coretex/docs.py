@@ -8,11 +8,11 @@ __all__ = ['CONF', 'CSS', 'site_notebooks', 'page_name', 'module_of', 'module_da
            'docments_params', 'api_modules', 'api_markdown', 'readme_from_index', 'toctree_cell', 'stage_site',
            'build_site']
 
-# %% ../nbs/18_docs.ipynb #29bcd08c
+# %% ../nbs/18_docs.ipynb #b45f8e77
 import json, re, shutil, subprocess, sys
 from pathlib import Path
 
-# %% ../nbs/18_docs.ipynb #64cbf98c
+# %% ../nbs/18_docs.ipynb #98894d49
 def site_notebooks(nbs: Path) -> list:
     "The notebooks of the site in reading order: index first, then the numbered ones."
     nbs = Path(nbs)
@@ -23,7 +23,7 @@ def page_name(nb: Path) -> str:
     return Path(nb).stem + ".html"
 
 
-# %% ../nbs/18_docs.ipynb #d7ce46dd
+# %% ../nbs/18_docs.ipynb #6e7b3f84
 def module_of(nb: Path) -> str|None:
     "The module a notebook exports (`#| default_exp name`), if any."
     for c in json.loads(Path(nb).read_text())["cells"]:
@@ -40,7 +40,7 @@ def module_data(module: str) -> str:
     return "".join(f".. autodata:: {module}.{n}\n   :no-value:\n\n" for n in mod.__all__ if not code(getattr(mod, n)))
 
 
-# %% ../nbs/18_docs.ipynb #8b8c33b7
+# %% ../nbs/18_docs.ipynb #1f195777
 def show_doc_markdown(module, expr: str) -> str:
     "nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes."
     import inspect
@@ -52,7 +52,7 @@ def show_doc_markdown(module, expr: str) -> str:
     return md
 
 
-# %% ../nbs/18_docs.ipynb #0d627fb0
+# %% ../nbs/18_docs.ipynb #6b231b61
 def nbdev_view(src: Path, dst: Path) -> None:
     "Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place."
     from importlib import import_module
@@ -74,7 +74,7 @@ def nbdev_view(src: Path, dst: Path) -> None:
     write_nb(nb, dst)
 
 
-# %% ../nbs/18_docs.ipynb #951eacd4
+# %% ../nbs/18_docs.ipynb #0c663859
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 def cell_options(source: str) -> tuple:
@@ -99,14 +99,18 @@ def myst_cell(cell: dict):
     return cell
 
 
-# %% ../nbs/18_docs.ipynb #3ad3a1d8
+# %% ../nbs/18_docs.ipynb #53c916ef
 _NBDEV_LINK = re.compile(r"\]\(/([\w.-]+)\.html(#[\w-]*)?\)")
 _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 
+_NB_NAME = re.compile(r"(?<![\[\w])`(\d\d[a-z]?_\w+)`(?![\]\w])")
+
 def local_links(md: str, pages: dict) -> str:
-    "Point nbdev's site-absolute links (`/keccak.html#hexerror`) at the notebooks they name (show_doc's headings carry no anchor here), and drop source links."
+    "Point nbdev's site-absolute links (`/keccak.html#hexerror`) at the notebooks they name (show_doc's headings carry no anchor here), link a notebook's name written in backticks in prose, and drop source links."
     md = _SOURCE_LINK.sub("", md)
-    return _NBDEV_LINK.sub(lambda m: f"]({pages.get(m.group(1), m.group(1))}.ipynb)", md)
+    md = _NBDEV_LINK.sub(lambda m: f"]({pages.get(m.group(1), m.group(1))}.ipynb)", md)
+    stems = set(pages.values())
+    return _NB_NAME.sub(lambda m: f"[`{m.group(1)}`]({m.group(1)}.ipynb)" if m.group(1) in stems else m.group(0), md)
 
 def title_cell(nb: Path) -> str:
     "A notebook's first markdown cell as its author wrote it: the title, the one-sentence purpose and whatever follows."
@@ -139,7 +143,7 @@ def output_file(nb: dict) -> str:
     return m.group(1) if m else ""
 
 
-# %% ../nbs/18_docs.ipynb #bf3d20c5
+# %% ../nbs/18_docs.ipynb #1dfa18d1
 def constant_doc(module, name: str) -> str:
     "What the source says of a module constant: the comment on its assignment line, or the comment line above it."
     import inspect
@@ -167,7 +171,7 @@ def docments_params(app, what, name, obj, options, lines):
     if params: lines += ["", *params]
 
 
-# %% ../nbs/18_docs.ipynb #6c7f39fa
+# %% ../nbs/18_docs.ipynb #987d02b8
 def api_modules(notebooks: list) -> list:
     "The modules the API page documents: each notebook's, in notebook order, except the CLI (its manual is `09_cli`) and `coretex` itself (the page's first table)."
     return [m for m in map(module_of, notebooks) if m not in (None, "coretex", "coretex.cli")]
@@ -197,7 +201,7 @@ def api_markdown(modules: list) -> str:
     return "\n".join(top) + "\n" + "\n".join(mods)
 
 
-# %% ../nbs/18_docs.ipynb #f497358a
+# %% ../nbs/18_docs.ipynb #01dbd2f4
 def readme_from_index(index) -> str:
     "The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`."
     cells = json.loads(Path(index).read_text())["cells"]
@@ -205,7 +209,7 @@ def readme_from_index(index) -> str:
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
-# %% ../nbs/18_docs.ipynb #4638c47f
+# %% ../nbs/18_docs.ipynb #d3c4b299
 # Sphinx's configuration, written as conf.py beside the staged notebooks
 CONF = '''
 project = "coretex"
