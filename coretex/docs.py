@@ -8,11 +8,11 @@ __all__ = ['CONF', 'CSS', 'site_notebooks', 'page_name', 'module_of', 'module_da
            'docments_params', 'api_modules', 'api_markdown', 'readme_from_index', 'toctree_cell', 'stage_site',
            'build_site']
 
-# %% ../nbs/18_docs.ipynb #b45f8e77
+# %% ../nbs/18_docs.ipynb #5b26e76a
 import json, re, shutil, subprocess, sys
 from pathlib import Path
 
-# %% ../nbs/18_docs.ipynb #98894d49
+# %% ../nbs/18_docs.ipynb #a782ac7b
 def site_notebooks(nbs: Path) -> list:
     "The notebooks of the site in reading order: index first, then the numbered ones."
     nbs = Path(nbs)
@@ -23,7 +23,7 @@ def page_name(nb: Path) -> str:
     return Path(nb).stem + ".html"
 
 
-# %% ../nbs/18_docs.ipynb #6e7b3f84
+# %% ../nbs/18_docs.ipynb #56d967fe
 def module_of(nb: Path) -> str|None:
     "The module a notebook exports (`#| default_exp name`), if any."
     for c in json.loads(Path(nb).read_text())["cells"]:
@@ -40,7 +40,7 @@ def module_data(module: str) -> str:
     return "".join(f".. autodata:: {module}.{n}\n   :no-value:\n\n" for n in mod.__all__ if not code(getattr(mod, n)))
 
 
-# %% ../nbs/18_docs.ipynb #1f195777
+# %% ../nbs/18_docs.ipynb #590adc9a
 def show_doc_markdown(module, expr: str) -> str:
     "nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes."
     import inspect
@@ -52,7 +52,7 @@ def show_doc_markdown(module, expr: str) -> str:
     return md
 
 
-# %% ../nbs/18_docs.ipynb #6b231b61
+# %% ../nbs/18_docs.ipynb #031fd4aa
 def nbdev_view(src: Path, dst: Path) -> None:
     "Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place."
     from importlib import import_module
@@ -74,7 +74,7 @@ def nbdev_view(src: Path, dst: Path) -> None:
     write_nb(nb, dst)
 
 
-# %% ../nbs/18_docs.ipynb #0c663859
+# %% ../nbs/18_docs.ipynb #339d10d1
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 def cell_options(source: str) -> tuple:
@@ -99,8 +99,8 @@ def myst_cell(cell: dict):
     return cell
 
 
-# %% ../nbs/18_docs.ipynb #53c916ef
-_NBDEV_LINK = re.compile(r"\]\(/([\w.-]+)\.html(#[\w-]*)?\)")
+# %% ../nbs/18_docs.ipynb #b9040355
+_NBDEV_LINK = re.compile(r"\]\(/([\w.-]+)\.html(#[\w.-]*)?\)")
 _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 
 _NB_NAME = re.compile(r"(?<![\[\w])`(\d\d[a-z]?_\w+)`(?![\]\w])")
@@ -143,7 +143,7 @@ def output_file(nb: dict) -> str:
     return m.group(1) if m else ""
 
 
-# %% ../nbs/18_docs.ipynb #1dfa18d1
+# %% ../nbs/18_docs.ipynb #eb366c38
 def constant_doc(module, name: str) -> str:
     "What the source says of a module constant: the comment on its assignment line, or the comment line above it."
     import inspect
@@ -171,7 +171,7 @@ def docments_params(app, what, name, obj, options, lines):
     if params: lines += ["", *params]
 
 
-# %% ../nbs/18_docs.ipynb #987d02b8
+# %% ../nbs/18_docs.ipynb #57790cd5
 def api_modules(notebooks: list) -> list:
     "The modules the API page documents: each notebook's, in notebook order, except the CLI (its manual is `09_cli`) and `coretex` itself (the page's first table)."
     return [m for m in map(module_of, notebooks) if m not in (None, "coretex", "coretex.cli")]
@@ -201,7 +201,7 @@ def api_markdown(modules: list) -> str:
     return "\n".join(top) + "\n" + "\n".join(mods)
 
 
-# %% ../nbs/18_docs.ipynb #01dbd2f4
+# %% ../nbs/18_docs.ipynb #fd0d461f
 def readme_from_index(index) -> str:
     "The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`."
     cells = json.loads(Path(index).read_text())["cells"]
@@ -209,7 +209,7 @@ def readme_from_index(index) -> str:
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
-# %% ../nbs/18_docs.ipynb #d3c4b299
+# %% ../nbs/18_docs.ipynb #0eecc20d
 # Sphinx's configuration, written as conf.py beside the staged notebooks
 CONF = '''
 project = "coretex"
