@@ -488,7 +488,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'coretex.docs.myst_notebook': ('docs.html#myst_notebook', 'coretex/docs.py'),
                               'coretex.docs.nbdev_view': ('docs.html#nbdev_view', 'coretex/docs.py'),
                               'coretex.docs.output_file': ('docs.html#output_file', 'coretex/docs.py'),
-                              'coretex.docs.page_name': ('docs.html#page_name', 'coretex/docs.py'),
                               'coretex.docs.readme_from_index': ('docs.html#readme_from_index', 'coretex/docs.py'),
                               'coretex.docs.show_doc_markdown': ('docs.html#show_doc_markdown', 'coretex/docs.py'),
                               'coretex.docs.site_notebooks': ('docs.html#site_notebooks', 'coretex/docs.py'),
