@@ -22,6 +22,16 @@ def test_every_cell_that_shows_something_has_its_output(nb):
     assert not silent, f"execute it in place: jupyter nbconvert --to notebook --execute --inplace {nb.name}; nbdev-clean\n{silent}"
 
 
+@pytest.mark.parametrize("nb", [ROOT / "nbs" / "index.ipynb", *NOTEBOOKS], ids=lambda p: p.stem)
+def test_every_figure_says_what_it_shows(nb):
+    "A cell that draws carries a `#| fig-alt: ...` line: the site's alt text for its figure, what a screen reader says."
+    cells = json.loads(nb.read_text())["cells"]
+    draws = ["".join(c["source"])[:80] for c in cells if c["cell_type"] == "code"
+             and any("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+             and not re.search(r"^#\|\s*fig-alt:\s*\S", "".join(c["source"]), re.M)]
+    assert not draws, draws
+
+
 def test_shows_something_reads_cells_as_a_reader_would():
     assert shows_something("x = 1\nprint(x)") and shows_something("rows = f()\nrows[0]") and shows_something("fig.tight_layout(); plt.show()")
     assert not shows_something("test_eq(f(1), 2)") and not shows_something("x = f()")
