@@ -337,6 +337,7 @@ class FieldIndex:
 
 
 # %% ../nbs/12_beliefs.ipynb #d3ab049a
+# BM25's term-frequency saturation (k1) and length normalisation (b)
 K1, B = 1.2, 0.75
 
 def edit_distance_le1(a: str, b: str) -> int|None:

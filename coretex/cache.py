@@ -201,8 +201,8 @@ def record_of(b: bytes) -> int:
     return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
 # %% ../nbs/08b_cache.ipynb #48f725f0
-PACKED_SCHEMA = "coretex.packed-corpus.v1"
-PACK_HEADER = "header.json"
+PACKED_SCHEMA = "coretex.packed-corpus.v1"  # the schema name a packed corpus's header declares
+PACK_HEADER = "header.json"  # the packed corpus's header file
 # what a pack draw reads of a hidden event (04_seeds: hidden_pool, strata_of, hardness_bucket): without the embeddings
 POOL_KEYS = ("id", "split", "family", "logicalFamily", "band", "causalDepth", "relationHopDepth", "truthDocuments", "qrels")
 
