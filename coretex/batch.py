@@ -103,6 +103,7 @@ def shards(jobs: list, size: int) -> list:
 
 # %% ../nbs/08c_batch.ipynb #f2040d18
 def progress_bar(total: int, show: bool):
+    "A tqdm bar on stderr counting patches, silent unless `show`."
     from tqdm import tqdm
     return tqdm(total=total, unit="patch", file=sys.stderr, disable=not show, smoothing=0)
 
@@ -115,6 +116,7 @@ def evaluate_sequential(spec: EvaluatorSpec, jobs: list, progress: bool = False)
 
 # %% ../nbs/08c_batch.ipynb #ddede211
 def ray_module():
+    "Ray, or a BatchError saying how to install it."
     try: import ray
     except ImportError: raise BatchError('Ray is not installed: pip install "coretex[batch]" (or run with --workers 0)') from None
     return ray

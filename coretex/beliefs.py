@@ -234,7 +234,9 @@ def clean_query(message: str, reference: Reference = Reference.CURRENT) -> str:
 STOPWORDS = frozenset("a an the and or in of to for with our my we i on at by up their its is are was be that this how what does".split())
 _POSSESSIVE = re.compile(r"['\u2019\uff07][sS]$")
 
-def possessive(t: str) -> str: return _POSSESSIVE.sub("", t)
+def possessive(t: str) -> str:
+    "The token without a trailing possessive 's."
+    return _POSSESSIVE.sub("", t)
 
 def whole_name_tokens(value: str) -> list:
     "Index-side tokens of one name or alias element."
@@ -335,6 +337,7 @@ class FieldIndex:
 
 
 # %% ../nbs/12_beliefs.ipynb #d3ab049a
+# BM25's term-frequency saturation (k1) and length normalisation (b)
 K1, B = 1.2, 0.75
 
 def edit_distance_le1(a: str, b: str) -> int|None:
@@ -367,7 +370,9 @@ def expand(term: str, index: FieldIndex, fuzzy: bool, max_expansions: int = 50) 
                 if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term))))
     return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions] if len(out) > 1 else out
 
-def idf(n: int, df: int) -> float: return math.log(1 + (n - df + 0.5) / (df + 0.5))
+def idf(n: int, df: int) -> float:
+    "BM25's inverse document frequency of a term found in `df` of `n` documents."
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 # %% ../nbs/12_beliefs.ipynb #27222ca3
 SEARCHED_FIELDS = ("canonical_name", "aliases")
@@ -416,6 +421,7 @@ class BeliefIndex:
 # %% ../nbs/12_beliefs.ipynb #b94b0ce3
 @dataclass
 class Hit:
+    "One search hit: the belief id, its score and the clauses that scored it."
     id: str
     score: float
     clauses: list = dfield(default_factory=list)   # [{"path", "term", "score"}]
@@ -548,6 +554,7 @@ class VectorThresholdBackend(VectorBackend):
 # %% ../nbs/12_beliefs.ipynb #8a666231
 @dataclass
 class Budget:
+    "How much of a search result fits in the context: beliefs, pinned ones, questions and characters."
     max_beliefs: int = 20
     max_pinned: int = 10
     max_questions: int = 15
@@ -565,6 +572,7 @@ def clip(s: str, n: int) -> str:
 
 @dataclass
 class Context:
+    "The context handed to the model: expanded query, persona prelude and the belief ids kept."
     expanded_query: str
     persona_prelude: str
     pinned: list         # ids, budget applied

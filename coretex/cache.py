@@ -59,6 +59,7 @@ def content_key(*parts) -> bytes:
 
 # %% ../nbs/08b_cache.ipynb #5d261caf
 class CacheStats(NamedTuple):
+    "What a cache holds and how it served: store, size, entries, hits and misses."
     store: str
     size: int
     entries: int
@@ -195,11 +196,13 @@ def record_key(rid) -> bytes|None:
     "The stored form of a recordId: 16 bytes big-endian (None for anything that is not one)."
     return rid.to_bytes(16, "big") if isinstance(rid, int) and 0 <= rid < 1 << 128 else None
 
-def record_of(b: bytes) -> int: return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
+def record_of(b: bytes) -> int:
+    "The recordId stored as up to 16 big-endian bytes."
+    return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
 # %% ../nbs/08b_cache.ipynb #48f725f0
-PACKED_SCHEMA = "coretex.packed-corpus.v1"
-PACK_HEADER = "header.json"
+PACKED_SCHEMA = "coretex.packed-corpus.v1"  # the schema name a packed corpus's header declares
+PACK_HEADER = "header.json"  # the packed corpus's header file
 # what a pack draw reads of a hidden event (04_seeds: hidden_pool, strata_of, hardness_bucket): without the embeddings
 POOL_KEYS = ("id", "split", "family", "logicalFamily", "band", "causalDepth", "relationHopDepth", "truthDocuments", "qrels")
 
@@ -326,7 +329,9 @@ class PackedCorpus(Corpus):
         post = Keyed(self.arrays["vocab"], self._postings)
         return StageOneIndex(self.arrays["vectors"], self.arrays["inv_norms"], BM25Index.from_postings(len(self.doc_ids), post))
 
-def damaged(folder: Path, name: str, why: str) -> CorpusError: return CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
+def damaged(folder: Path, name: str, why: str) -> CorpusError:
+    "The CorpusError for a packed corpus array that cannot be used."
+    return CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
 
 def stamp(f: Path) -> str:
     "What changes when a file is rewritten or replaced: its size, modification time and inode."

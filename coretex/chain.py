@@ -10,8 +10,8 @@ import os, time
 from dataclasses import dataclass
 
 # %% ../nbs/14_chain.ipynb #2c4a16af
-ENV_RPC = "CORETEX_RPC_URL"
-BASE_CHAIN_ID = 8453
+ENV_RPC = "CORETEX_RPC_URL"  # the environment variable naming the JSON-RPC node
+BASE_CHAIN_ID = 8453  # Base mainnet's chainId
 
 class ChainError(RuntimeError):
     "The chain could not answer, or the block did not arrive in time."

@@ -228,6 +228,7 @@ def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout
 # %% ../nbs/11_consensus.ipynb #de53698e
 @dataclass
 class ConsensusResult:
+    "The outcome of one consensus round: theta, whether consensus held, who was in and out."
     theta: float
     consensus: bool
     in_consensus: list

@@ -478,7 +478,9 @@ def answer(status: int, body: dict):
     from flask import Response
     return Response(json.dumps(body), status, mimetype="application/json")
 
-def refuse(r: Refusal): return answer(r.status, r.to_json())
+def refuse(r: Refusal):
+    "The JSON answer for a refusal, with its HTTP status."
+    return answer(r.status, r.to_json())
 
 def handle_errors(app) -> None:
     "Answer errors in JSON: HTTP's own by their reason, the database away as 503, anything else as a logged 500."

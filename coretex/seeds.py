@@ -21,6 +21,7 @@ class SeedError(ValueError):
 
 @dataclass(frozen=True)
 class SeedInputs:
+    "The seven 32-byte values (and the epoch) a pack's seed is derived from, checked once."
     epoch_secret: bytes; blockhash: bytes; epoch_id: int; patch_hash: bytes
     parent_root: bytes; corpus_root: bytes; bundle_hash: bytes
 

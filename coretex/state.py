@@ -11,9 +11,9 @@ __all__ = ['WORD_COUNT', 'STATE_BYTES', 'WORD_MAX', 'GENESIS', 'PIPELINES', 'REG
 from .keccak import keccak256, from_hex, HexError
 
 # %% ../nbs/01_state.ipynb #5732a467
-WORD_COUNT = 1024
-STATE_BYTES = WORD_COUNT * 32
-WORD_MAX = 2**256 - 1
+WORD_COUNT = 1024  # cells in a state
+STATE_BYTES = WORD_COUNT * 32  # a state's length in bytes: 32 per cell
+WORD_MAX = 2**256 - 1  # the largest value a 256-bit cell holds
 
 class StateError(ValueError):
     "A state that is not 1024 well-formed cells."
@@ -47,7 +47,7 @@ def read_state(path) -> tuple:
     except OSError as e: raise StateError(f"cannot read state {path}: {e.strerror}") from None
 
 # %% ../nbs/01_state.ipynb #62059b42
-PIPELINES = ("r4", "r5")
+PIPELINES = ("r4", "r5")  # the patch pipelines: r4 the plain mode, r5 the launch pipeline
 
 REGIONS = {
     "r4": {"header": (0, 31), "memoryIndex": (32, 383), "retrievalKeys": (384, 671), "relations": (672, 799),
@@ -78,7 +78,7 @@ def bits(hi: int, lo: int) -> int:
     return ((1 << (hi - lo + 1)) - 1) << lo
 
 # %% ../nbs/01_state.ipynb #49603a77
-TREE_DEPTH = 10
+TREE_DEPTH = 10  # levels of the Merkle tree over the 1024 cells
 
 def merkle_levels(words) -> list:
     "All levels of the state's Merkle tree, leaves first, root last."

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 # %% ../nbs/10_store.ipynb #dc3e7d97
+# the environment variables naming a MongoDB URI and the data folder
 ENV_URI, ENV_DATA = "CORETEX_MONGODB_URI", "CORETEX_DATA"
 
 class StoreError(RuntimeError):

@@ -36,6 +36,7 @@ class FixtureError(ValueError):
 
 @dataclass
 class FixtureSet:
+    "One benchmark fixture set: seed beliefs, static cases and sessions."
     name: str
     seed: list       # beliefs
     cases: list      # static cases
