@@ -44,7 +44,7 @@ def optional_hex32(s: str|None, what: str) -> bytes|None:
 def epoch_number(s: str, what: str = "--epoch-id") -> int:
     "An epoch id in ASCII decimal digits or 0x hex, or a CliError naming the argument."
     import re
-    if not re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F]+", s): raise CliError(f"{what}: not an integer: {_short(s)!r}")
+    if not re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F]+", s): raise CliError(f"{what}: not an integer: {s[:40]!r}")
     return int(s, 0)
 
 # %% ../nbs/09_cli.ipynb #be7ccb81
@@ -112,9 +112,8 @@ def out_dir(path: str) -> str:
     if os.path.exists(path) and not os.path.isdir(path): raise CliError(f"--out {path}: exists and is not a folder")
     return path
 
-def stream_size(f, what: str, cap: int) -> int:
-    "The bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once they pass `cap`."
-    n = 0
+def stream_size(f, what: str, cap: int, n: int = 0) -> int:
+    "`n` plus the bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once that passes `cap`."
     while chunk := f.read(2**20):
         if (n := n + len(chunk)) > cap: raise CliError(f"{what} is over {cap} bytes")
     return n
@@ -133,7 +132,7 @@ def check_corpus_file(path, cap: int = CORPUS_MAX) -> None:
         if os.stat(path).st_size > cap: raise CliError(f"--corpus {path} is over {cap} bytes")
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f:
             head = f.read(65536).lstrip()
-            if str(path).endswith(".gz"): stream_size(f, f"--corpus {path} decompressed", cap - len(head))
+            if str(path).endswith(".gz"): stream_size(f, f"--corpus {path} decompressed", cap, len(head))
     except (OSError, EOFError, zlib.error) as e: raise CliError(f"--corpus {path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
     if not head: raise CliError(f"--corpus {path}: empty file")
     if head[:1] in b'["-0123456789tfn': raise CliError(f"--corpus {path}: expected a JSON object with an 'events' list")

@@ -115,7 +115,8 @@ CLI = [
         ("replay --state", ["replay", "{unsigned_state}", "--epoch-secret", H, "--state", "DEV"], "--state DEV is over 131136 bytes".replace("DEV", dev)),
         ("coordinator reveal --key-file", ["coordinator", "reveal", "--epoch", "1", "--key-file", "DEV"], "--key-file DEV is over 1024 bytes".replace("DEV", dev)),
         ("coordinator work --key-file", ["coordinator", "work", "--once", "--key-file", "DEV"], "is over 1024 bytes"),
-        ("coordinator serve --state", ["coordinator", "serve", "--state", "DEV"], "--state DEV is over 131136 bytes".replace("DEV", dev))]],
+        ("coordinator serve --state", ["coordinator", "serve", "--state", "DEV"], "--state DEV is over 131136 bytes".replace("DEV", dev))]
+      if (name, dev) != ("state-root", "/dev/zero")],   # that one is above
     Cli("coordinator reveal --epoch fullwidth 1", ["coordinator", "reveal", "--epoch", "\uff11"], 2, "not an integer"),
     Cli("coordinator serve --port fullwidth 8750", ["coordinator", "serve", "--port", "\uff18\uff17\uff15\uff10"], 2, "not an integer"),
     Cli("coordinator serve --confirmations Arabic-Indic 2", ["coordinator", "serve", "--confirmations", "\u0662"], 2, "not an integer"),
