@@ -368,24 +368,20 @@ def secrets(tmp: Path) -> dict:
             "verdict_read_back": answers[2]["outcome"] in ("REJECT", "SCREENER_PASS", "STATE_ADVANCE")}
 
 
-def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100) -> dict:
-    """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
-    each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
-    head. Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded."""
+def _crowd(port: int, n: int, body: bool, per_source: int, open_now, q) -> None:
+    "n trickling connections on one asyncio loop (run in a process of its own); reports ('ready', connected, failed), then ('done', answers)."
     import asyncio, resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
     head = b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-    payload = b"{" + b" " * 99 if body else head
-    st = {"connected": 0, "failed": 0, "open": 0, "answers": {}}
-    ready, done = threading.Event(), threading.Event()
+    payload, st = (b"{" + b" " * 99 if body else head), {"connected": 0, "failed": 0, "answers": {}}
 
     async def one(i):
         a = i // per_source
         try: r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(f"127.0.{1 + a // 250}.{1 + a % 250}", 0))
         except OSError: st["failed"] += 1; return
-        st["connected"] += 1; st["open"] += 1
+        st["connected"] += 1
+        with open_now.get_lock(): open_now.value += 1
         try:
             if body: w.write(head)
             for b in payload[:100]:
@@ -396,27 +392,41 @@ def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 
                 st["answers"][code] = st["answers"].get(code, 0) + 1; return
             st["answers"]["unanswered"] = st["answers"].get("unanswered", 0) + 1
         except OSError: st["answers"]["reset"] = st["answers"].get("reset", 0) + 1
-        finally: st["open"] -= 1; w.close()
+        finally:
+            with open_now.get_lock(): open_now.value -= 1
+            w.close()
 
     async def crowd():
         tasks = [asyncio.create_task(one(i)) for i in range(n)]
         while st["connected"] + st["failed"] < n: await asyncio.sleep(0.05)
-        ready.set()
+        q.put(("ready", st["connected"], st["failed"]))
         await asyncio.gather(*tasks)
+        q.put(("done", st["answers"]))
+    asyncio.run(crowd())
 
+
+def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100) -> dict:
+    """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
+    each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
+    head. The connections run in a process of their own, so the normal client does not share their interpreter.
+    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded."""
+    import multiprocessing as mp
+    port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
+    ctx = mp.get_context("spawn")
+    open_now, q = ctx.Value("i", 0), ctx.Queue()
     alone = _latencies(url, k)
-    t = threading.Thread(target=lambda: (asyncio.run(crowd()), done.set()), daemon=True); t.start()
-    ready.wait(120)
-    open_at_start, crowded, timeouts = st["open"], [], 0
+    child = ctx.Process(target=_crowd, args=(port, n, body, per_source, open_now, q), daemon=True); child.start()
+    _, connected, failed = q.get(timeout=180)
+    open_at_start, crowded, timeouts = open_now.value, [], 0
     for _ in range(k):
         t0 = time.perf_counter()
         try: call(url, timeout=15); crowded.append(time.perf_counter() - t0)
         except OSError: timeouts += 1
         time.sleep(0.05)
-    open_at_end = st["open"]
-    done.wait(150)
-    return {"n": n, "kind": "body" if body else "head", "connected": st["connected"], "connect_failed": st["failed"],
-            "held_during": (open_at_start, open_at_end), "answers": st["answers"], "alone_median_ms": pct(alone, 0.5) * 1000,
+    open_at_end = open_now.value
+    _, answers = q.get(timeout=180); child.join(30)
+    return {"n": n, "kind": "body" if body else "head", "connected": connected, "connect_failed": failed,
+            "held_during": (open_at_start, open_at_end), "answers": answers, "alone_median_ms": pct(alone, 0.5) * 1000,
             "median_ms": pct(crowded, 0.5) * 1000, "max_ms": max(crowded) * 1000 if crowded else float("nan"),
             "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts, "gets": k}
 
