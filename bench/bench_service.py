@@ -72,6 +72,7 @@ def attacks(a, tmp: Path) -> None:
                       f"{f['held_during'][0]}..{f['held_during'][1]} held open while measured; their answers {f['answers']}): a normal client's GET "
                       f"median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms, {f['timeouts']}/{f['gets']} timed out; alone {f['alone_median_ms']:.1f} ms "
                       f"(median ratio {f['ratio']:.2f}x)")
+    if not a.limiter_flood: return
     f = sv.limiter_attacks(tmp / "limiter", a.limiter_flood)
     print(f"lockout: 10 POSTs naming the victim's address for a closed epoch from another address got {sorted(set(f['lockout_answers']))}; "
           f"the victim's own submission then got {f['victim_after_lockout'][0]}")
@@ -79,6 +80,7 @@ def attacks(a, tmp: Path) -> None:
           f"{f['flood']} other addresses in {f['flood_s']} s ({f['flood_codes']}): the attacker's next submission got {f['attacker_after_flood'][0]} "
           f"{f['attacker_after_flood'][1]}; a newcomer's valid submission got {f['newcomer_after_flood'][0]}")
     for kill_every, jobs in ((None, a.jobs), (a.kill_every, a.kill_jobs)):
+        if not jobs: continue
         f = sv.workers_race(tmp / f"race-{kill_every}", jobs, kill_every=kill_every)
         print(f"{f['workers']} workers (serve's + {f['workers'] - 1} `coordinator work`) on {f['accepted']} accepted jobs"
               + (f", a random `work` killed with SIGKILL every {kill_every:g} s ({f['kills']} kills)" if kill_every else ", no kills")
@@ -95,10 +97,10 @@ if __name__ == "__main__":
     ap.add_argument("--concurrent", type=int, default=100)
     ap.add_argument("--slow", type=int, default=50)
     ap.add_argument("--trickle", type=int, nargs="+", default=[1010, 5000], help="trickling connections")
-    ap.add_argument("--jobs", type=int, default=500, help="jobs for the workers race without kills")
-    ap.add_argument("--kill-jobs", type=int, default=200, help="jobs for the workers race with kill -9")
+    ap.add_argument("--jobs", type=int, default=500, help="jobs for the workers race without kills (0: skip it)")
+    ap.add_argument("--kill-jobs", type=int, default=200, help="jobs for the workers race with kill -9 (0: skip it)")
     ap.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills")
-    ap.add_argument("--limiter-flood", type=int, default=10_000)
+    ap.add_argument("--limiter-flood", type=int, default=10_000, help="0: skip the limiter attacks and the worker races")
     ap.add_argument("--only", choices=["load", "faults", "secrets", "attacks"], action="append", help="run only these parts")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:

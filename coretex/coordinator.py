@@ -4,12 +4,12 @@
 
 # %% auto #0
 __all__ = ['TIMES', 'LEASE_TERM', 'MAX_DEPTH', 'MAX_BODY', 'MAX_EPOCH', 'TRANSIENT', 'log', 'MAX_HEAD', 'HEAD_TIMEOUT',
-           'BODY_TIMEOUT', 'PER_ADDRESS', 'seal', 'Epoch', 'Job', 'job_id', 'CoordinatorStore', 'Refusal',
-           'IntakeError', 'status_code', 'json_depth', 'parse_json', 'check_epoch', 'check_miner', 'check_patch',
-           'Submission', 'parse_submission', 'client_key', 'RateLimiter', 'Coordinator', 'submission_keys', 'run_job',
-           'worker_name', 'Lease', 'work', 'answer', 'refuse', 'handle_errors', 'read_routes', 'submit_route',
-           'make_app', 'RequestHead', 'parse_head', 'body_length', 'wsgi_environ', 'call_app', 'response_bytes',
-           'refusal_bytes', 'open_file_budget', 'HttpIntake']
+           'BODY_TIMEOUT', 'PER_ADDRESS', 'SWITCH_INTERVAL', 'seal', 'Epoch', 'Job', 'job_id', 'CoordinatorStore',
+           'Refusal', 'IntakeError', 'status_code', 'json_depth', 'parse_json', 'check_epoch', 'check_miner',
+           'check_patch', 'Submission', 'parse_submission', 'client_key', 'RateLimiter', 'Coordinator',
+           'submission_keys', 'run_job', 'worker_name', 'Lease', 'work', 'answer', 'refuse', 'handle_errors',
+           'read_routes', 'submit_route', 'make_app', 'RequestHead', 'parse_head', 'body_length', 'wsgi_environ',
+           'call_app', 'response_bytes', 'refusal_bytes', 'open_file_budget', 'HttpIntake']
 
 # %% ../nbs/16_coordinator.ipynb #358916b8
 import asyncio, heapq, io, ipaddress, json, logging, os, re, signal, socket, sys, threading, time
@@ -749,6 +749,8 @@ async def _connection(self, reader, writer) -> None:
         writer.close()
 
 # %% ../nbs/16_coordinator.ipynb #376c17f7
+SWITCH_INTERVAL = 0.0005   # seconds: how often the loop and the app's threads hand each other the interpreter lock (Python's default: 0.005)
+
 @patch_to(HttpIntake)
 async def _serve(self) -> None:
     self.loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
@@ -766,6 +768,7 @@ async def _serve(self) -> None:
 def run(self) -> None:
     "Serve until SIGTERM / SIGINT (in the main thread) or `stop`; then close the listener, the connections and the thread pool."
     main = threading.current_thread() is threading.main_thread()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)} if main else {}
     try: asyncio.run(self._serve())
     finally:
