@@ -272,7 +272,7 @@ def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
     from coretex.receipt import Signer
     rng, key, ev = random.Random(seed), tmp / "coordinator.key", Evaluator()
     signer = Signer.load(key, create=True)
-    worker = lambda uri: subprocess.Popen(["coretex", "coordinator", "work", "--once", "--mongodb-uri", uri, "--key-file", str(key)],
+    worker = lambda uri: subprocess.Popen(["coretex", "coordinator", "work", "--once", "--lease", "2", "--mongodb-uri", uri, "--key-file", str(key)],
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp / "data"))
     figures = {"runs": runs, "done": 0, "credited_once": 0, "identical_verdicts": 0, "lost": 0, "phases": {}, "killed_after_s": []}
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
@@ -330,7 +330,7 @@ def db_restart(tmp: Path, down_s: float = 4.0) -> dict:
             time.sleep(0.5)
         return {"before": st, "during": [during[0], during[1].get("error")], "after": after[0], "first_job": state,
                 "down_s": round(t_up - t_down, 1), "resumed_after_s": round(time.monotonic() - t_up, 1), "serve_alive": s.proc.poll() is None,
-                "worker_lines": sum("database unavailable" in l or "cannot list pending" in l for l in s.lines)}
+                "worker_lines": sum("database unavailable" in l or "cannot take a job" in l for l in s.lines)}
 
 
 def secrets(tmp: Path) -> dict:
@@ -366,3 +366,136 @@ def secrets(tmp: Path) -> dict:
     hits += [str(f) for f, b in files.items() for s in (key_hex, secret) if s.encode() in b.lower() or bytes.fromhex(s) in b]
     return {"artefacts": len(texts) + len(files), "files": len(files), "hits": hits, "revealed": len(secret) == 64,
             "verdict_read_back": answers[2]["outcome"] in ("REJECT", "SCREENER_PASS", "STATE_ADVANCE")}
+
+
+def _crowd(port: int, n: int, body: bool, per_source: int, open_now, q) -> None:
+    "n trickling connections on one asyncio loop (run in a process of its own); reports ('ready', connected, failed), then ('done', answers)."
+    import asyncio, resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    head = b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    payload, st = (b"{" + b" " * 99 if body else head), {"connected": 0, "failed": 0, "answers": {}}
+
+    async def one(i):
+        a = i // per_source
+        try: r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(f"127.0.{1 + a // 250}.{1 + a % 250}", 0))
+        except OSError: st["failed"] += 1; return
+        st["connected"] += 1
+        with open_now.get_lock(): open_now.value += 1
+        try:
+            if body: w.write(head)
+            for b in payload[:100]:
+                w.write(bytes([b])); await w.drain()
+                try: line = await asyncio.wait_for(r.readline(), 1.0)   # the 1 s between bytes, listening for an answer
+                except asyncio.TimeoutError: continue
+                code = line.split(b" ")[1].decode() if line.startswith(b"HTTP/") else "closed"
+                st["answers"][code] = st["answers"].get(code, 0) + 1; return
+            st["answers"]["unanswered"] = st["answers"].get("unanswered", 0) + 1
+        except OSError: st["answers"]["reset"] = st["answers"].get("reset", 0) + 1
+        finally:
+            with open_now.get_lock(): open_now.value -= 1
+            w.close()
+
+    async def crowd():
+        tasks = [asyncio.create_task(one(i)) for i in range(n)]
+        while st["connected"] + st["failed"] < n: await asyncio.sleep(0.05)
+        q.put(("ready", st["connected"], st["failed"]))
+        await asyncio.gather(*tasks)
+        q.put(("done", st["answers"]))
+    asyncio.run(crowd())
+
+
+def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100) -> dict:
+    """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
+    each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
+    head. The connections run in a process of their own, so the normal client does not share their interpreter.
+    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded."""
+    import multiprocessing as mp
+    port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
+    ctx = mp.get_context("spawn")
+    open_now, q = ctx.Value("i", 0), ctx.Queue()
+    alone = _latencies(url, k)
+    child = ctx.Process(target=_crowd, args=(port, n, body, per_source, open_now, q), daemon=True); child.start()
+    _, connected, failed = q.get(timeout=180)
+    open_at_start, crowded, timeouts = open_now.value, [], 0
+    for _ in range(k):
+        t0 = time.perf_counter()
+        try: call(url, timeout=15); crowded.append(time.perf_counter() - t0)
+        except OSError: timeouts += 1
+        time.sleep(0.05)
+    open_at_end = open_now.value
+    _, answers = q.get(timeout=180); child.join(30)
+    return {"n": n, "kind": "body" if body else "head", "connected": connected, "connect_failed": failed,
+            "held_during": (open_at_start, open_at_end), "answers": answers, "alone_median_ms": pct(alone, 0.5) * 1000,
+            "median_ms": pct(crowded, 0.5) * 1000, "max_ms": max(crowded) * 1000 if crowded else float("nan"),
+            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts, "gets": k}
+
+
+def post_from(port: int, body: dict, source: str, timeout: float = 30) -> tuple:
+    "(status, error code or None) of one submission sent from a chosen loopback source address."
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout, source_address=(source, 0))
+    try:
+        conn.request("POST", "/v1/patches", json.dumps(body), {"Content-Type": "application/json"})
+        r = conn.getresponse(); b = json.loads(r.read())
+        return r.status, b.get("error")
+    finally: conn.close()
+
+
+def limiter_attacks(tmp: Path, flood: int = 10_000) -> dict:
+    """The lockout (10 POSTs naming a victim's address for a closed epoch) and the eviction attack (an attacker at its
+    limit, then `flood` counted submissions from as many loopback addresses), against serve at 10 a minute."""
+    from coretex.patch import make_patch
+    elsewhere = make_patch(b"\x33" * 32, {40: 1 << 48}, 0x02).hex()   # well-formed, another parent: counted, then refused E01
+    with served(tmp, "--rate", 10) as s:
+        port, victim, attacker = int(s.base.rsplit(":", 1)[1]), miner(7), "127.0.0.9"
+        lockout = [post_from(port, {"miner": victim, "patch": LENS, "epochId": 99}, attacker)[0] for _ in range(10)]
+        own = post_from(port, {"miner": victim, "patch": patch_for(77), "epochId": 1}, "127.0.0.10")
+        spent = [post_from(port, {"miner": victim, "patch": elsewhere, "epochId": 1}, attacker)[1] for _ in range(11)]
+        addrs = [f"127.{1 + i // 62500}.{(i // 250) % 250 + 1}.{i % 250 + 1}" for i in range(flood)]
+        t0 = time.perf_counter()
+        codes = {}
+        for st, err in _parallel(lambda a: post_from(port, {"miner": miner(50_000), "patch": elsewhere, "epochId": 1}, a), addrs, 8):
+            codes[f"{st} {err}"] = codes.get(f"{st} {err}", 0) + 1
+        took = time.perf_counter() - t0
+        after = post_from(port, {"miner": victim, "patch": elsewhere, "epochId": 1}, attacker)
+        newcomer = post_from(port, {"miner": miner(8), "patch": patch_for(78), "epochId": 1}, "127.0.0.11")
+        return {"lockout_answers": lockout, "victim_after_lockout": own, "attacker_spent": spent, "flood": flood,
+                "flood_codes": codes, "flood_s": round(took, 1), "attacker_after_flood": after, "newcomer_after_flood": newcomer}
+
+
+def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|None = None, lease: int = 3, seed: int = 22) -> dict:
+    """serve (with its own worker) and `extra` `coretex coordinator work` processes on one database, `jobs` distinct
+    submissions: evaluations counted per job (the job's `evaluations` field, one per move to running). With
+    `kill_every`, a random `work` process is killed with SIGKILL that often and another started; the jobs it held
+    at its death (its name on their lease) are the only ones allowed a second evaluation."""
+    rng, host = random.Random(seed), socket.gethostname()
+    with served(tmp, "--rate", 1_000_000, "--lease", lease) as s:
+        key = tmp / "data" / "coordinator.key"
+        start = lambda: subprocess.Popen(["coretex", "coordinator", "work", "--lease", str(lease), "--mongodb-uri", s.db.uri, "--key-file", str(key)],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env_for(tmp / "data"))
+        workers = [start() for _ in range(extra)]
+        res = _parallel(lambda i: call(f"{s.base}/v1/patches", {"miner": miner(i), "patch": patch_for(2000 + i), "epochId": 1}), list(range(jobs)), 16)
+        ids = [b["jobId"] for st, b in res if st == 202]
+        died_holding, kills, t0 = set(), 0, time.monotonic()
+        with client(s) as c:
+            db, last_kill = c.coretex, time.monotonic()
+            while db.jobs.count_documents({"_id": {"$in": ids}, "status": {"$in": ["done", "failed"]}}) < len(ids) and time.monotonic() - t0 < 3600:
+                time.sleep(0.5)
+                if kill_every and time.monotonic() - last_kill > kill_every:
+                    victim = rng.randrange(len(workers))
+                    p = workers[victim]; p.send_signal(signal.SIGKILL); p.wait(); kills += 1
+                    died_holding |= {j["_id"] for j in db.jobs.find({"owner": {"$regex": f"^{host}:{p.pid}:"}}, {"_id": 1})}
+                    workers[victim], last_kill = start(), time.monotonic()
+            took = time.monotonic() - t0
+            docs = {j["_id"]: j for j in db.jobs.find({"_id": {"$in": ids}})}
+            credited = db.epochs.find_one({"_id": 1})["credited"]
+            outcomes = {d["_id"]: d["envelope"]["outcome"] for d in db.results.find({})}
+        for p in workers: p.terminate(); p.wait(60)
+    evals = {j: d.get("evaluations", 0) for j, d in docs.items()}
+    again = {j for j, e in evals.items() if e > 1}
+    return {"jobs": jobs, "accepted": len(ids), "workers": extra + 1, "kills": kills, "seconds": round(took),
+            "finished": sum(d["status"] in ("done", "failed") for d in docs.values()), "lost": len(ids) - sum(d["status"] in ("done", "failed") for d in docs.values()),
+            "evaluations": sum(evals.values()), "exactly_once": sum(e == 1 for e in evals.values()), "re_evaluated": len(again),
+            "re_evaluated_not_held_by_a_dead_worker": len(again - died_holding), "died_holding": len(died_holding),
+            "credited": len(credited), "credited_twice": len(credited) - len(set(credited)),
+            "credited_not_advance": sum(outcomes.get(docs[j]["dedupKey"]) != "STATE_ADVANCE" for j in credited if j in docs)}

@@ -27,6 +27,7 @@ FILES = {                                                # token -> (what it is,
     "keybad": ("a key file that is not hex", b"not a key\n"),
     "trunc": ("a truncated report", b'{"report": {"epochId": 1, '),
     "unsigned": ("a JSON object that is not a signed report", b"{}"),
+    "unsigned_state": ("a report shaped like an envelope, without a parent state", b'{"artifact": {}, "transaction": {}}'),
 }
 
 H = "0x" + "11" * 32
@@ -103,6 +104,24 @@ CLI = [
     Cli("replay an object that is not a report", ["replay", "{unsigned}", "--epoch-secret", H], 2, "is not a signed receipt envelope"),
     Cli("beliefs eval --mongodb-uri http://x", ["beliefs", "eval", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
     Cli("beliefs eval --backend nope", ["beliefs", "eval", "--backend", "nope"], 2, "invalid choice"),
+    # issue 22: every reader is bounded (these run under a 1 GiB address-space cap), integers are ASCII digits
+    *[Cli(f"{name} {dev} (endless)", [a.replace("DEV", dev) for a in argv], 2, says) for dev in ("/dev/zero", "/dev/urandom") for name, argv, says in [
+        ("state-root", ["state-root", "DEV"], "over 131136 bytes"),
+        ("evaluate --corpus", EVAL + ["--corpus", "DEV"], "not a regular file"),
+        ("corpus-pack", ["corpus-pack", "DEV", "never-written.packed"], "not a regular file"),
+        ("evaluate-batch", ["evaluate-batch", "DEV", "--workers", "0"], "over 67108864 bytes"),
+        ("consensus", ["consensus", "DEV", "--no-store"], "/dev/"),
+        ("replay", ["replay", "DEV", "--epoch-secret", H], "report DEV is over 4194304 bytes".replace("DEV", dev)),
+        ("replay --state", ["replay", "{unsigned_state}", "--epoch-secret", H, "--state", "DEV"], "--state DEV is over 131136 bytes".replace("DEV", dev)),
+        ("coordinator reveal --key-file", ["coordinator", "reveal", "--epoch", "1", "--key-file", "DEV"], "--key-file DEV is over 1024 bytes".replace("DEV", dev)),
+        ("coordinator work --key-file", ["coordinator", "work", "--once", "--key-file", "DEV"], "is over 1024 bytes"),
+        ("coordinator serve --state", ["coordinator", "serve", "--state", "DEV"], "--state DEV is over 131136 bytes".replace("DEV", dev))]
+      if (name, dev) != ("state-root", "/dev/zero")],   # that one is above
+    Cli("coordinator reveal --epoch fullwidth 1", ["coordinator", "reveal", "--epoch", "\uff11"], 2, "not an integer"),
+    Cli("coordinator serve --port fullwidth 8750", ["coordinator", "serve", "--port", "\uff18\uff17\uff15\uff10"], 2, "not an integer"),
+    Cli("coordinator serve --confirmations Arabic-Indic 2", ["coordinator", "serve", "--confirmations", "\u0662"], 2, "not an integer"),
+    Cli("coordinator serve --port 8_750", ["coordinator", "serve", "--port", "8_750"], 2, "not an integer"),
+    Cli("seeds --epoch-id fullwidth 1", seeds(epoch_id="\uff11"), 2, "--epoch-id: not an integer"),
 ]
 
 M = "0x" + "42" * 20
@@ -143,6 +162,22 @@ HTTP = [
     Http("wrong method", "DELETE", "/v1/patches", None, 405, "method_not_allowed"),
     Http("malformed HTTP request", "RAW", "GARBAGE", b"GARBAGE\r\n\r\n", 400, "bad_request"),
     Http("Content-Length not a number", "RAW", "POST /v1/patches", b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", 400, "bad_request"),
+    # issue 22
+    Http("100 MB announced with Expect: 100-continue", "RAW", "POST /v1/patches",
+         b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\nExpect: 100-continue\r\n\r\n", 413, "request_entity_too_large"),
+    Http("Content-Length in fullwidth digits", "RAW", "POST /v1/patches",
+         "POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: \uff11\uff10\r\n\r\n".encode(), 400, "bad_request"),
+    Http("two different Content-Lengths", "RAW", "POST /v1/patches",
+         b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400, "bad_request"),
+    Http("a chunked body", "RAW", "POST /v1/patches",
+         b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 411, "length_required"),
+    Http("a head over 16 KiB", "RAW", "GET /v1/jobs/x", b"GET /v1/jobs/x HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 20_000 + b"\r\n\r\n",
+         431, "request_header_fields_too_large"),
+    Http("OPTIONS on the intake", "OPTIONS", "/v1/patches", None, 405, "method_not_allowed"),
+    Http("OPTIONS on a job", "OPTIONS", "/v1/jobs/x", None, 405, "method_not_allowed"),
+    Http("an unknown method", "PURGE", "/v1/results/x", None, 405, "method_not_allowed"),
+    Http("patch with a leading space", "POST", "/v1/patches", submission(patch='" {patch}"'), 400, "malformed_hex"),
+    Http("patch with a trailing newline", "POST", "/v1/patches", submission(patch='"{patch}\\n"'), 400, "malformed_hex"),
 ]
 
 

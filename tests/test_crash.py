@@ -19,7 +19,7 @@ SECRET = keccak256(b"crash test epoch secret")
 def worker(uri, key, data):
     env = {**os.environ, "CORETEX_DATA": str(data)}
     env.pop("CORETEX_RPC_URL", None)
-    return subprocess.Popen(["coretex", "coordinator", "work", "--once", "--mongodb-uri", uri, "--key-file", str(key)],
+    return subprocess.Popen(["coretex", "coordinator", "work", "--once", "--lease", "2", "--mongodb-uri", uri, "--key-file", str(key)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 

@@ -99,13 +99,25 @@ def test_unknown_routes_and_methods_answer_json(served):
     assert call(f"{base}/v1/jobs/x", b"{}")[0] == 405
 
 
-def test_the_rate_limiter_keys_on_the_normalised_address(served):
-    base, other = served[0], "cd" * 20
+def test_the_rate_limiter_counts_client_addresses_not_miners(served):
+    import http.client
+    base, port, other = served[0], served[1], "cd" * 20
     padded = [{"miner": " " * k + "0x" + other, "patch": LENS, "epochId": 7} for k in range(1, 41)]
     assert {call(f"{base}/v1/patches", b)[1]["error"] for b in padded} == {"bad_miner"}      # padding is not an address
-    spellings = ["0x" + other, "0X" + other.upper(), other, other.upper()] * 3
-    codes = [call(f"{base}/v1/patches", {"miner": m, "patch": LENS, "epochId": 7})[0] for m in spellings]
-    assert codes == [404] * 10 + [429] * 2                                                    # one miner, however spelled
+    elsewhere = make_patch(b"\x33" * 32, {40: 1 << 48}, 0x02).hex()                        # well-formed; refused (E01) after the epoch check
+    def post(miner, epoch, source="127.0.0.5"):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+        conn.request("POST", "/v1/patches", json.dumps({"miner": miner, "patch": elsewhere, "epochId": epoch}))
+        r = conn.getresponse(); status = r.status; r.read(); conn.close()
+        return status
+    assert [post("0x" + other, 7) for _ in range(12)] == [404] * 12                           # a closed epoch counts nothing
+    assert [post(f"0x{i:040x}", 1) for i in range(12)] == [400] * 10 + [429] * 2              # one address, however many miners
+    assert post("0x" + other, 1, source="127.0.0.6") == 400                                   # another address is not limited
+
+
+def test_a_patch_with_spaces_is_refused_like_a_miner_with_spaces(served):
+    for padded in (" " + LENS, LENS + " ", "0x " + LENS, LENS + "\n"):
+        assert call(f"{served[0]}/v1/patches", {"miner": MINER, "patch": padded, "epochId": 1})[1]["error"] == "malformed_hex"
 
 
 def test_rejected_requests_leave_the_rate_limiter_bounded(tmp_path):
