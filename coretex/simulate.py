@@ -9,7 +9,7 @@ __all__ = ['STRATEGIES', 'R5_TYPES', 'SimError', 'SimConfig', 'sim_hash', 'epoch
            'Simulation', 'by_strategy', 'epoch_rewards', 'run_epoch', 'Trajectory', 'read_trajectory', 'SimRun',
            'simulate', 'draw_run']
 
-# %% ../nbs/27_simulate.ipynb #c0d2902a
+# %% ../nbs/27_simulate.ipynb #2c70ebe9
 import json, math, os, random, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, asdict
@@ -27,7 +27,7 @@ from .reducer import EpochPatch, RewardOptions, advance_epoch_state
 from .work_units import evaluate_core_tex_work_qualification, OUTCOME_CORETEX_SCREENER_PASS
 from .eligibility import build_epoch_eligibility, build_epoch_bonus_leaves, MERGE_MULTIPLIER_BPS
 
-# %% ../nbs/27_simulate.ipynb #66d718b9
+# %% ../nbs/27_simulate.ipynb #65c653e6
 STRATEGIES = ("random", "greedy", "spam", "copycat")   # the miners' named strategies
 
 class SimError(ValueError):
@@ -66,7 +66,7 @@ class SimConfig:
         "Miner i's strategy."
         return self.strategies[i % len(self.strategies)]
 
-# %% ../nbs/27_simulate.ipynb #b1ab7aa9
+# %% ../nbs/27_simulate.ipynb #a1181ef9
 def sim_hash(label: str, *parts: int) -> bytes:
     "keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses."
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
@@ -75,7 +75,7 @@ def epoch_secret(seed: int, epoch: int) -> bytes: return sim_hash("coretex simul
 def future_blockhash(seed: int, epoch: int, n: int) -> bytes: return sim_hash("coretex simulate block", seed, epoch, n)
 def miner_address(seed: int, i: int) -> str: return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
-# %% ../nbs/27_simulate.ipynb #5ea51379
+# %% ../nbs/27_simulate.ipynb #035084bc
 @dataclass
 class World:
     "The evaluator, the public and audit packs, the memory events miners may anchor, and the accepted patches so far."
@@ -96,7 +96,7 @@ def make_world(ev: Evaluator, cfg: SimConfig) -> World:
     leads = [e for e in memory if seen & {d["id"] for d in e["truthDocuments"]}] or memory
     return World(ev, public, audit, [(e["id"], e["family"]) for e in leads])
 
-# %% ../nbs/27_simulate.ipynb #b1277148
+# %% ../nbs/27_simulate.ipynb #9ea38777
 R5_TYPES = (0x02, 0x03, 0x04, 0x07, 0xFF)   # the patch types an r5 miner writes
 
 def random_writes(rng: random.Random, root: bytes) -> bytes:
@@ -114,7 +114,7 @@ def spam(rng: random.Random, root: bytes) -> bytes:
     "One abstention atom in a random one of 32 atom cells."
     return abstention_patch(root, rng.randrange(32))
 
-# %% ../nbs/27_simulate.ipynb #3d20e9ad
+# %% ../nbs/27_simulate.ipynb #6b2ebc9e
 def public_gain(w: World, words, data: bytes) -> int|None:
     "The candidate's composite gain on the public pack in ppm; None if the patch rules refuse it."
     try: child = apply_patch(words, data, w.ev.pipeline)
@@ -135,7 +135,7 @@ def copy_of(w: World, miner: str, root: bytes) -> bytes|None:
     p = decode_patch(theirs[-1])
     return theirs[-1] if p.parent_root == root else make_patch(root, dict(zip(p.indices, p.new_words)), p.patch_type)
 
-# %% ../nbs/27_simulate.ipynb #e06fcd4f
+# %% ../nbs/27_simulate.ipynb #d124a4ee
 @dataclass
 class Miner:
     "A miner: address, strategy and its own random stream."
@@ -155,7 +155,7 @@ def make_miners(cfg: SimConfig) -> list:
     return [Miner(miner_address(cfg.seed, i), cfg.strategy_of(i), random.Random(sim_hash("coretex simulate rng", cfg.seed, i)))
             for i in range(cfg.miners)]
 
-# %% ../nbs/27_simulate.ipynb #c366c590
+# %% ../nbs/27_simulate.ipynb #8b1c619e
 @dataclass(frozen=True)
 class Submission:
     "One submission's fate."
@@ -171,7 +171,7 @@ def screener_gain(rep) -> int:
     "The marginal gain of an evaluated patch: its smaller pack delta if it passed the screener, else 0."
     return min(rep.gate.delta_ppm, rep.confirm.delta_ppm) if rep.outcome != "REJECT" else 0
 
-# %% ../nbs/27_simulate.ipynb #588ae7b3
+# %% ../nbs/27_simulate.ipynb #7b7c1e4b
 def live_step(words, data: bytes, miner: str, gain: int, threshold: int, passes_since_advance: int):
     "The live lane on one screened patch: its LiveEpochOutput."
     opts = RewardOptions(passes_since_advance, policy_atoms_mode=True)
@@ -184,7 +184,7 @@ def screener_work(rep, gain: int, threshold: int) -> int:
             parent_matches_live_root=True, baseline_score_ppm=rep.gate.before_ppm, state_advance_threshold_ppm=threshold)
     return q.work_units_bps
 
-# %% ../nbs/27_simulate.ipynb #861f5744
+# %% ../nbs/27_simulate.ipynb #ebe95312
 @dataclass(frozen=True)
 class EpochRecord:
     "One epoch of a run, as the trajectory keeps it."
@@ -214,7 +214,7 @@ def claim_bases(work: dict, pool: int) -> dict:
     total = sum(work.values())
     return {m: pool * u // total for m, u in work.items() if u} if total else {}
 
-# %% ../nbs/27_simulate.ipynb #eb2de0fb
+# %% ../nbs/27_simulate.ipynb #0b631935
 class Simulation:
     "A network run on one evaluator: the live state, the threshold and the miners, one epoch at a time."
     def __init__(self, ev: Evaluator, cfg: SimConfig, observe=None):
@@ -249,7 +249,7 @@ class Simulation:
         work[m.address] += units
         return Submission(m.address, m.strategy, ph, "SCREENER_PASS", out.rejected[0].reason, gain, units)
 
-# %% ../nbs/27_simulate.ipynb #df229291
+# %% ../nbs/27_simulate.ipynb #d7f9edf4
 def by_strategy(miners: list, amounts: dict) -> dict:
     "Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing)."
     out = dict.fromkeys(sorted({m.strategy for m in miners}), 0)
@@ -285,7 +285,7 @@ def run_epoch(sim: Simulation) -> EpochRecord:
     sim.threshold, sim.next_epoch = ctl.next, e + 1
     return rec
 
-# %% ../nbs/27_simulate.ipynb #e187d788
+# %% ../nbs/27_simulate.ipynb #7ebabd99
 class Trajectory:
     "A run's folder: config.json, then one JSON line per epoch in trajectory.jsonl, synced as written."
     def __init__(self, folder, cfg: SimConfig):
@@ -323,7 +323,7 @@ def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, ob
         if traj: traj.close()
     return SimRun(cfg, records, time.perf_counter() - t0, sim.evaluations)
 
-# %% ../nbs/27_simulate.ipynb #36851672
+# %% ../nbs/27_simulate.ipynb #cb8771ff
 def draw_run(records: list, path=None):
     "The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given."
     import matplotlib
