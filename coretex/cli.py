@@ -997,10 +997,12 @@ def cmd_simulate(args):
     if args.corpus: check_corpus_file(args.corpus)
     check_reranker_spec(args.reranker)
     out = out_dir(args.out)
-    from coretex.simulate import simulate, draw_run
+    from coretex.simulate import SimError, Trajectory, simulate, draw_run
     try:
+        if args.resume: Trajectory(out, cfg).resume()   # refused here, before the corpus and the models load
         ev = make_evaluator(args, None)
-        run = simulate(ev, cfg, out, progress=show_progress(args))
+        run = simulate(ev, cfg, out, progress=show_progress(args), resume=args.resume)
+    except SimError as e: raise CliError(f"--resume: {e}") from None
     except evaluation_errors() as e: raise CliError(str(e)) from None
     draw_run(run.records, f"{out}/trajectory.png")
     last, totals = run.records[-1], {}
@@ -1031,6 +1033,7 @@ def add_simulate(sub):
     p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder (default: the embedded corpus)")
     p.add_argument("--reranker", default="token-overlap", help="token-overlap (default) | embedded | qwen | a Qwen3 reranker directory")
     p.add_argument("--out", default="simulation", help="folder for trajectory.jsonl, config.json and trajectory.png (default: simulation)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from its checkpoint (same options; --epochs may grow)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_simulate)

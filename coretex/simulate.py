@@ -6,10 +6,10 @@
 __all__ = ['STRATEGIES', 'R5_TYPES', 'SimError', 'SimConfig', 'sim_hash', 'epoch_secret', 'future_blockhash', 'miner_address',
            'World', 'make_world', 'random_writes', 'anchor', 'spam', 'public_gain', 'hill_climb', 'copy_of', 'Miner',
            'make_miners', 'Submission', 'screener_gain', 'live_step', 'screener_work', 'EpochRecord', 'claim_bases',
-           'Simulation', 'by_strategy', 'epoch_rewards', 'run_epoch', 'Trajectory', 'read_trajectory', 'SimRun',
-           'simulate', 'draw_run']
+           'Simulation', 'by_strategy', 'epoch_rewards', 'run_epoch', 'checkpoint', 'restore', 'read_trajectory',
+           'Trajectory', 'SimRun', 'simulate', 'draw_run']
 
-# %% ../nbs/27_simulate.ipynb #c0d2902a
+# %% ../nbs/27_simulate.ipynb #b26fef2a
 import json, math, os, random, sys, time
 from collections import Counter
 from dataclasses import dataclass, field, asdict
@@ -27,7 +27,7 @@ from .reducer import EpochPatch, RewardOptions, advance_epoch_state
 from .work_units import evaluate_core_tex_work_qualification, OUTCOME_CORETEX_SCREENER_PASS
 from .eligibility import build_epoch_eligibility, build_epoch_bonus_leaves, MERGE_MULTIPLIER_BPS
 
-# %% ../nbs/27_simulate.ipynb #66d718b9
+# %% ../nbs/27_simulate.ipynb #087ccf85
 STRATEGIES = ("random", "greedy", "spam", "copycat")   # the miners' named strategies
 
 class SimError(ValueError):
@@ -66,7 +66,7 @@ class SimConfig:
         "Miner i's strategy."
         return self.strategies[i % len(self.strategies)]
 
-# %% ../nbs/27_simulate.ipynb #b1ab7aa9
+# %% ../nbs/27_simulate.ipynb #6fa3a1c3
 def sim_hash(label: str, *parts: int) -> bytes:
     "keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses."
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
@@ -75,7 +75,7 @@ def epoch_secret(seed: int, epoch: int) -> bytes: return sim_hash("coretex simul
 def future_blockhash(seed: int, epoch: int, n: int) -> bytes: return sim_hash("coretex simulate block", seed, epoch, n)
 def miner_address(seed: int, i: int) -> str: return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
-# %% ../nbs/27_simulate.ipynb #5ea51379
+# %% ../nbs/27_simulate.ipynb #215ab429
 @dataclass
 class World:
     "The evaluator, the public and audit packs, the memory events miners may anchor, and the accepted patches so far."
@@ -96,7 +96,7 @@ def make_world(ev: Evaluator, cfg: SimConfig) -> World:
     leads = [e for e in memory if seen & {d["id"] for d in e["truthDocuments"]}] or memory
     return World(ev, public, audit, [(e["id"], e["family"]) for e in leads])
 
-# %% ../nbs/27_simulate.ipynb #b1277148
+# %% ../nbs/27_simulate.ipynb #9232817e
 R5_TYPES = (0x02, 0x03, 0x04, 0x07, 0xFF)   # the patch types an r5 miner writes
 
 def random_writes(rng: random.Random, root: bytes) -> bytes:
@@ -114,7 +114,7 @@ def spam(rng: random.Random, root: bytes) -> bytes:
     "One abstention atom in a random one of 32 atom cells."
     return abstention_patch(root, rng.randrange(32))
 
-# %% ../nbs/27_simulate.ipynb #3d20e9ad
+# %% ../nbs/27_simulate.ipynb #d4e5a3ea
 def public_gain(w: World, words, data: bytes) -> int|None:
     "The candidate's composite gain on the public pack in ppm; None if the patch rules refuse it."
     try: child = apply_patch(words, data, w.ev.pipeline)
@@ -135,7 +135,7 @@ def copy_of(w: World, miner: str, root: bytes) -> bytes|None:
     p = decode_patch(theirs[-1])
     return theirs[-1] if p.parent_root == root else make_patch(root, dict(zip(p.indices, p.new_words)), p.patch_type)
 
-# %% ../nbs/27_simulate.ipynb #e06fcd4f
+# %% ../nbs/27_simulate.ipynb #fe8c4b64
 @dataclass
 class Miner:
     "A miner: address, strategy and its own random stream."
@@ -155,7 +155,7 @@ def make_miners(cfg: SimConfig) -> list:
     return [Miner(miner_address(cfg.seed, i), cfg.strategy_of(i), random.Random(sim_hash("coretex simulate rng", cfg.seed, i)))
             for i in range(cfg.miners)]
 
-# %% ../nbs/27_simulate.ipynb #c366c590
+# %% ../nbs/27_simulate.ipynb #fb764f76
 @dataclass(frozen=True)
 class Submission:
     "One submission's fate."
@@ -171,7 +171,7 @@ def screener_gain(rep) -> int:
     "The marginal gain of an evaluated patch: its smaller pack delta if it passed the screener, else 0."
     return min(rep.gate.delta_ppm, rep.confirm.delta_ppm) if rep.outcome != "REJECT" else 0
 
-# %% ../nbs/27_simulate.ipynb #588ae7b3
+# %% ../nbs/27_simulate.ipynb #b80da2b6
 def live_step(words, data: bytes, miner: str, gain: int, threshold: int, passes_since_advance: int):
     "The live lane on one screened patch: its LiveEpochOutput."
     opts = RewardOptions(passes_since_advance, policy_atoms_mode=True)
@@ -184,7 +184,7 @@ def screener_work(rep, gain: int, threshold: int) -> int:
             parent_matches_live_root=True, baseline_score_ppm=rep.gate.before_ppm, state_advance_threshold_ppm=threshold)
     return q.work_units_bps
 
-# %% ../nbs/27_simulate.ipynb #861f5744
+# %% ../nbs/27_simulate.ipynb #348ca4c7
 @dataclass(frozen=True)
 class EpochRecord:
     "One epoch of a run, as the trajectory keeps it."
@@ -214,7 +214,7 @@ def claim_bases(work: dict, pool: int) -> dict:
     total = sum(work.values())
     return {m: pool * u // total for m, u in work.items() if u} if total else {}
 
-# %% ../nbs/27_simulate.ipynb #eb2de0fb
+# %% ../nbs/27_simulate.ipynb #c2cb919c
 class Simulation:
     "A network run on one evaluator: the live state, the threshold and the miners, one epoch at a time."
     def __init__(self, ev: Evaluator, cfg: SimConfig, observe=None):
@@ -249,7 +249,7 @@ class Simulation:
         work[m.address] += units
         return Submission(m.address, m.strategy, ph, "SCREENER_PASS", out.rejected[0].reason, gain, units)
 
-# %% ../nbs/27_simulate.ipynb #df229291
+# %% ../nbs/27_simulate.ipynb #bec2a074
 def by_strategy(miners: list, amounts: dict) -> dict:
     "Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing)."
     out = dict.fromkeys(sorted({m.strategy for m in miners}), 0)
@@ -285,45 +285,86 @@ def run_epoch(sim: Simulation) -> EpochRecord:
     sim.threshold, sim.next_epoch = ctl.next, e + 1
     return rec
 
-# %% ../nbs/27_simulate.ipynb #e187d788
-class Trajectory:
-    "A run's folder: config.json, then one JSON line per epoch in trajectory.jsonl, synced as written."
-    def __init__(self, folder, cfg: SimConfig):
-        self.folder = Path(folder); self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / "config.json").write_text(json.dumps(asdict(cfg), indent=1) + "\n")
-        self.file = open(self.folder / "trajectory.jsonl", "w")
-    def write(self, rec: EpochRecord) -> None:
-        "Append one epoch, flushed and synced."
-        self.file.write(json.dumps(rec.to_json(), sort_keys=True) + "\n"); self.file.flush(); os.fsync(self.file.fileno())
-    def close(self) -> None: self.file.close()
+# %% ../nbs/27_simulate.ipynb #aaa7f220
+def checkpoint(sim: Simulation) -> dict:
+    "What the next epoch of `sim` needs, as JSON."
+    return {"next_epoch": sim.next_epoch, "words": [hex(w) for w in sim.words], "threshold": sim.threshold,
+            "passes_since_advance": sim.passes_since_advance, "evaluations": sim.evaluations,
+            "verdicts": {k.hex(): v for k, v in sim.verdicts.items()}, "accepted": [[m, d.hex()] for m, d in sim.world.accepted],
+            "rng": [m.rng.getstate() for m in sim.miners]}
+
+def restore(sim: Simulation, d: dict) -> None:
+    "Put `sim` where a checkpoint left it."
+    sim.next_epoch, sim.threshold, sim.passes_since_advance = d["next_epoch"], d["threshold"], d["passes_since_advance"]
+    sim.words, sim.evaluations = tuple(int(w, 16) for w in d["words"]), d["evaluations"]
+    sim.verdicts = {bytes.fromhex(k): v for k, v in d["verdicts"].items()}
+    sim.world.accepted = [(m, bytes.fromhex(x)) for m, x in d["accepted"]]
+    for m, (version, state, gauss) in zip(sim.miners, d["rng"]): m.rng.setstate((version, tuple(state), gauss))
 
 def read_trajectory(folder) -> list:
     "The EpochRecords of a run's folder, in order."
     with open(Path(folder) / "trajectory.jsonl") as f: return [EpochRecord.from_json(json.loads(l)) for l in f if l.strip()]
 
+class Trajectory:
+    "A run's folder: config.json, one JSON line per epoch in trajectory.jsonl (synced as written), and checkpoint.json."
+    def __init__(self, folder, cfg: SimConfig):
+        self.folder, self.cfg, self.file = Path(folder), cfg, None
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def open(self, records: list) -> None:
+        "Write the configuration and start trajectory.jsonl with `records`."
+        (self.folder / "config.json").write_text(json.dumps(asdict(self.cfg), indent=1) + "\n")
+        self.file = open(self.folder / "trajectory.jsonl", "w")
+        for r in records: self.file.write(json.dumps(r.to_json(), sort_keys=True) + "\n")
+
+    def resume(self) -> tuple:
+        "(records so far, checkpoint) of the run in this folder; SimError if there is none or it ran another configuration."
+        try: saved, point = (json.loads((self.folder / n).read_text()) for n in ("config.json", "checkpoint.json"))
+        except (OSError, ValueError) as e: raise SimError(f"nothing to resume in {self.folder}: {e}") from None
+        same = lambda d: {k: v for k, v in d.items() if k != "epochs"}   # a resumed run may run longer
+        if same(saved) != same(json.loads(json.dumps(asdict(self.cfg)))):
+            raise SimError(f"{self.folder} holds a run of another configuration: {saved}")
+        return read_trajectory(self.folder)[:point["next_epoch"] - 1], point   # a line past the checkpoint is run again
+
+    def write(self, rec: EpochRecord, point: dict) -> None:
+        "Append one epoch, flushed and synced, then replace the checkpoint."
+        self.file.write(json.dumps(rec.to_json(), sort_keys=True) + "\n"); self.file.flush(); os.fsync(self.file.fileno())
+        tmp = self.folder / "checkpoint.json.tmp"
+        tmp.write_text(json.dumps(point)); tmp.replace(self.folder / "checkpoint.json")
+
+    def close(self) -> None:
+        if self.file: self.file.close()
+
 @dataclass(frozen=True)
 class SimRun:
-    "A finished run: its configuration, its epochs, and how long it took."
+    "A finished run: its configuration, its epochs, and what this session spent on them."
     config: SimConfig
-    records: list        # EpochRecord per epoch
-    seconds: float       # wall time of the epochs
-    evaluations: int     # evaluator calls on hidden packs
+    records: list        # EpochRecord per epoch, from the first (a resumed run's included)
+    seconds: float       # wall time of the epochs this session ran
+    evaluations: int     # evaluator calls on hidden packs this session
     @property
     def evaluations_per_second(self) -> float: return self.evaluations / self.seconds if self.seconds else 0.0
 
-def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, observe=None) -> SimRun:
-    "Run `cfg` on `ev`; with `out`, each epoch's record is written to out/trajectory.jsonl as it closes."
+# %% ../nbs/27_simulate.ipynb #06932560
+def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, observe=None, resume: bool = False) -> SimRun:
+    "Run `cfg` on `ev`; with `out`, each epoch is written to out/trajectory.jsonl as it closes (`resume` continues the run there)."
     from tqdm import tqdm
-    sim, traj, records, t0 = Simulation(ev, cfg, observe), Trajectory(out, cfg) if out else None, [], time.perf_counter()
+    if resume and out is None: raise SimError("resume needs the run's folder")
+    sim, traj, records = Simulation(ev, cfg, observe), Trajectory(out, cfg) if out else None, []
+    if resume:
+        records, point = traj.resume()
+        restore(sim, point)
+    if traj: traj.open(records)
+    t0, evals = time.perf_counter(), sim.evaluations
     try:
-        for _ in tqdm(range(cfg.epochs), desc="epochs", unit="epoch", file=sys.stderr, disable=not progress):
+        for _ in tqdm(range(sim.next_epoch, cfg.epochs + 1), desc="epochs", unit="epoch", file=sys.stderr, disable=not progress):
             records.append(rec := run_epoch(sim))
-            if traj: traj.write(rec)
+            if traj: traj.write(rec, checkpoint(sim))
     finally:
         if traj: traj.close()
-    return SimRun(cfg, records, time.perf_counter() - t0, sim.evaluations)
+    return SimRun(cfg, records, time.perf_counter() - t0, sim.evaluations - evals)
 
-# %% ../nbs/27_simulate.ipynb #36851672
+# %% ../nbs/27_simulate.ipynb #c63304c9
 def draw_run(records: list, path=None):
     "The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given."
     import matplotlib

@@ -42,10 +42,10 @@ def test_same_seed_same_run(run):
 
 
 def test_another_seed_another_run(ev):
-    "A different seed draws different miners' choices: the submissions' outcomes or roots differ somewhere."
-    a = simulate(ev, replace(CFG, epochs=2, seed=6))
-    b = simulate(ev, replace(CFG, epochs=2, seed=7))
-    assert timeless(a.records) != timeless(b.records)
+    "A different seed draws other patches: the coordinator's verdict cache (keyed by dedupKey) holds other submissions."
+    a, b = Simulation(ev, replace(CFG, seed=6)), Simulation(ev, replace(CFG, seed=7))
+    run_epoch(a); run_epoch(b)
+    assert a.verdicts and b.verdicts and set(a.verdicts) != set(b.verdicts)
 
 
 def test_threshold_follows_controller(run):
@@ -92,8 +92,8 @@ def test_trajectory_written_per_epoch(ev, tmp_path):
     import coretex.simulate as S
     seen = []
     write = S.Trajectory.write
-    def spy(self, rec):
-        write(self, rec)
+    def spy(self, rec, point):
+        write(self, rec, point)
         seen.append(len((tmp_path / "trajectory.jsonl").read_text().splitlines()))
     S.Trajectory.write = spy
     try: run = simulate(ev, replace(CFG, epochs=3), tmp_path)
@@ -116,3 +116,18 @@ def test_cli_simulate_runs(tmp_path):
 def test_cli_refuses_bad_strategy():
     r = subprocess.run(["coretex", "simulate", "--strategies", "greedy,lucky"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "lucky" in r.stderr
+
+
+def test_resume_continues_the_same_run(ev, run, tmp_path):
+    "A run stopped after two epochs and resumed for a third (with a stray line past its checkpoint) equals the uninterrupted run."
+    _, records, _, _ = run
+    simulate(ev, replace(CFG, epochs=2), tmp_path)
+    with open(tmp_path / "trajectory.jsonl", "a") as f: f.write(json.dumps(records[2].to_json()) + "\n")   # a crash after the line, before the checkpoint
+    resumed = simulate(ev, CFG, tmp_path, resume=True)
+    assert timeless(resumed.records) == timeless(records) == timeless(read_trajectory(tmp_path))
+    with pytest.raises(ValueError, match="another configuration"): simulate(ev, replace(CFG, seed=9), tmp_path, resume=True)
+
+
+def test_cli_resume_without_a_run_is_refused(tmp_path):
+    r = subprocess.run(["coretex", "simulate", "--resume", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nothing to resume" in r.stderr
