@@ -238,7 +238,7 @@ def toctree_cell(pages: list) -> dict:
 
 def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
     "Write the site's sources into `stage`: the notebooks as nbdev processes them, mapped for myst-nb, the API page and Sphinx's configuration; returns the notebooks."
-    from tqdm.auto import tqdm
+    from tqdm import tqdm   # a terminal bar: tqdm.auto wants ipywidgets inside a notebook
     shutil.rmtree(stage, ignore_errors=True); (stage / "_static").mkdir(parents=True)
     notebooks = site_notebooks(nbs)
     for nb in tqdm(notebooks, desc="processing notebooks", unit="nb", disable=not progress): nbdev_view(nb, stage / nb.name)
@@ -253,7 +253,9 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
     (stage / "_static" / "coretex.css").write_text(CSS)
     return notebooks
 
-def build_site(out="_docs", nbs="nbs", progress: bool = False) -> list:
+def build_site(out="_docs", nbs="nbs", progress: bool = False,
+               warnings: bool = True, # False: Sphinx keeps its warnings to itself (a partial site links to pages it lacks)
+              ) -> list:
     "Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written."
     import tempfile
     out, nbs = Path(out), Path(nbs)
@@ -261,7 +263,7 @@ def build_site(out="_docs", nbs="nbs", progress: bool = False) -> list:
     with tempfile.TemporaryDirectory() as tmp:   # myst-nb writes beside the build folder, so all of it stays in here
         src, html = Path(tmp) / "src", Path(tmp) / "build" / "html"
         stage_site(nbs, src, progress)
-        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "2", str(src), str(html)], check=True)
+        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q" if warnings else "-Q", "-j", "2", str(src), str(html)], check=True)
         shutil.copytree(html, out, dirs_exist_ok=True)
     return sorted(out.glob("*.html"))
 
