@@ -177,6 +177,7 @@ class Evaluator:
         "Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once."
         if not self.cache.reuse:   # caches off: nothing to look up, so no content keys to compute
             once = list(dict.fromkeys(texts))
+            self.cache.scores.misses += len(once)   # still counted as pairs sent to the reranker
             got = dict(zip(once, map(float, self.reranker.score(query, once))))
             return np.array([got[t] for t in texts], np.float64)
         keys = [content_key(query, t) for t in texts]
