@@ -238,7 +238,7 @@ def stage1_pool(ev: Evaluator, q: dict) -> tuple:
             rows = scoped_stage1(ev, q, scope)
             return np.array([ev.corpus.doc_index[d] for d, _ in rows], int), Pool([d for d, _ in rows], [e for _, e in rows])
     idx = ev.fs.retrieve(q)
-    docs = [ids[i] for i in idx.tolist()]
+    docs = list(map(ids.__getitem__, idx.tolist()))
     return idx, Pool(docs, map(ev.corpus.doc_event.__getitem__, docs))
 
 # %% ../nbs/08_evaluate.ipynb #4869e47a
@@ -602,7 +602,7 @@ def candidates(ctx: QueryContext) -> Candidates:
     fin = zero + zero + t + on * fin_scale * lw + zero     # lens + anchor + temporal + final categoryLens + aspect
     o = np.lexsort((idx, -pre))
     ol = o.tolist()
-    return Candidates([docs[i] for i in ol], [events[i] for i in ol], idx[o], bicos[o], lens[o], t[o], pre[o], fin[o])
+    return Candidates(list(map(docs.__getitem__, ol)), list(map(events.__getitem__, ol)), idx[o], bicos[o], lens[o], t[o], pre[o], fin[o])
 
 # %% ../nbs/08_evaluate.ipynb #d99b7ee2
 FORCED = {"anchorBFS", "policyAdmitted", "entityResolution", "scopeAtom", "temporalRecord", "temporalMotif", "conflictMotif", "evidenceMotif"}
@@ -722,19 +722,22 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
     if p.pipeline != "r5": return bonus, traces
     unit = float(cap_scores.max() - cap_scores.min()) if len(cap_scores) else 0.0
     if not (ctx.entity_docs or ctx.scope_docs or ctx.view.atoms.get("evidence_bundle") or ctx.view.atoms.get("conflict_lifecycle")): return bonus, traces
-    local = _docs_by_event(c)
+    local = {}   # event -> its candidates, gathered when an atom first fires (most never do)
     if p.enable_entity_resolution_atoms and ctx.entity_docs: _bump(bonus, ctx.entity_docs, min(p.policy_max_budget_entity, 0xFFFF) / 1000 * unit)
     if p.enable_scope_atoms and ctx.scope_docs: scope_bonuses(ctx, c, bonus, unit)
     for a in evidence_atoms(ctx):
         e = ctx.view.anchors.get(a.target_slot)
         if e is None or not atom_fires(ctx, c, e): continue
+        local = local or _docs_by_event(c)
         tgt = evidence_targets(ctx, a, e, local)
         if not tgt: continue
         beta = min(a.budget, p.policy_max_budget_evidence if p.policy_max_budget_evidence is not None else a.budget) / 1000
         _bump(bonus, tgt, (-1 if a.action == "suppress" else 1) * beta * unit); traces.append(f"evidence_bundle:{a.action}")
     for a in ctx.view.atoms.get("conflict_lifecycle", ()) if p.enable_conflict_lifecycle_atoms else ():
         e = ctx.view.anchors.get(a.target_slot)
-        if e is None or not atom_fires(ctx, c, e) or not local.get(e): continue
+        if e is None or not atom_fires(ctx, c, e): continue
+        local = local or _docs_by_event(c)
+        if not local.get(e): continue
         beta = min(a.budget, p.policy_max_budget_conflict if p.policy_max_budget_conflict is not None else a.budget) / 1000
         _bump(bonus, local[e], (-1 if a.action == "suppress" else 1) * beta * unit); traces.append(f"conflict_lifecycle:{a.action}")
     return bonus, traces
