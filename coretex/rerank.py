@@ -40,10 +40,19 @@ class EmbeddedReranker:
 class TokenOverlapReranker:
     "Dice coefficient of query and document token sets: the differential vectors' reranker."
     name = "token-overlap"
+    def __init__(self, remembered: int = 1 << 16):
+        self.remembered, self._sets = remembered, {}   # text -> token set: a corpus's documents come back query after query
+    def tokens(self, text: str) -> frozenset:
+        "The text's token set, tokenized once while it is remembered."
+        s = self._sets.get(text)
+        if s is None:
+            if len(self._sets) >= self.remembered: self._sets.clear()
+            s = self._sets[text] = frozenset(tokenize(text))
+        return s
     def score(self, query: str, docs: list) -> np.ndarray:
-        q = set(tokenize(query))
+        q = self.tokens(query)
         def dice(d):
-            t = set(tokenize(d))
+            t = self.tokens(d)
             return 2 * len(q & t) / (len(q) + len(t)) if q or t else 0.0
         return np.array([dice(d) for d in docs], np.float64)
 
