@@ -42,7 +42,19 @@ ADAPT = {  # how a case's args become the call (the README's conventions)
     "advance_epoch_state": lambda a: {**a, "patches": offered(a["patches"])},
     "build_epoch_eligibility": lambda a: {**a, "tier_credits_for": tier_credits(a["tier_credits_for"])},
 }
-CALL = {"difficulty_trajectory": lambda start, epochs, **source: economy.difficulty_trajectory(start, epochs)}
+CONSTANT_HOMES = ("difficulty", "work_units", "eligibility")
+
+
+def constants() -> dict:
+    "The `constants` case: each exported constant the vectors name, looked up by its upper-case name."
+    import importlib
+    homes = [importlib.import_module(f"coretex.{m}") for m in CONSTANT_HOMES]
+    keys = data()["functions"]["constants"][0]["expect"]
+    return {k: next(getattr(h, k.upper()) for h in homes if hasattr(h, k.upper())) for k in keys}
+
+
+CALL = {"difficulty_trajectory": lambda start, epochs, **source: economy.difficulty_trajectory(start, epochs),
+        "constants": constants}
 
 
 def run_case(name: str, case: dict):
@@ -76,7 +88,7 @@ def naive_live_lane(parent_state, patches, threshold=0, reward_options=None):
 
 def main():
     functions = data()["functions"]
-    names = [n for n in functions if n != "constants"]
+    names = list(functions)
     ref = data()["reference"]
     print(f"economy vectors ({data()['set']} set): reference {ref['repo']} {ref['commit'][:7]}, {ref['package']}")
     print(f"{'function':<42}{'cases':>7}{'agree':>7}{'ms/case':>10}{'cases/s':>10}")
@@ -91,7 +103,7 @@ def main():
         total += n; agree += ok_n; spent_all += spent
         print(f"{name:<42}{n:>7}{ok_n:>7}{1000 * spent / n:>10.3f}{n / spent:>10.0f}")
     print(f"{'overall':<42}{total:>7}{agree:>7}{1000 * spent_all / total:>10.3f}{total / spent_all:>10.0f}")
-    print(f"agreement: {agree}/{total} = {100 * agree / total:.2f}%  over {len(names)} entries (the reference functions and difficulty_trajectory)")
+    print(f"agreement: {agree}/{total} = {100 * agree / total:.2f}%  over {len(names)} entries (the reference functions, difficulty_trajectory and the constants)")
 
     lanes = [ADAPT["advance_epoch_state"](args(c)) for c in functions["advance_epoch_state"] if "expect" in c]
     advances = sum(len(c["expect"]["advances"]) for c in functions["advance_epoch_state"] if "expect" in c)
