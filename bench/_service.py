@@ -410,15 +410,17 @@ def _crowd(port: int, n: int, body: bool, per_source: int, open_now, q) -> None:
         open_now.value = len(live)
         if not live: break
     for sk in list(live): end(sk, "unanswered")
-    q.put(("done", answers))
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    q.put(("done", answers, use.ru_utime + use.ru_stime))
 
 
-def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100) -> dict:
+def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100, settle: float = 2.0) -> dict:
     """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
     each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
     head. The connections run in a process of their own (one selector loop), so the normal client does not share
     their interpreter.
-    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded."""
+    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded. GETs in
+    the first `settle` seconds, while the front is still accepting the crowd, are reported apart (their max)."""
     import multiprocessing as mp
     port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
     ctx = mp.get_context("spawn")
@@ -426,18 +428,27 @@ def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 
     alone = _latencies(url, k)
     child = ctx.Process(target=_crowd, args=(port, n, body, per_source, open_now, q), daemon=True); child.start()
     _, connected, failed = q.get(timeout=180)
-    open_at_start, crowded, timeouts = open_now.value, [], 0
-    for _ in range(k):
-        t0 = time.perf_counter()
-        try: call(url, timeout=15); crowded.append(time.perf_counter() - t0)
-        except OSError: timeouts += 1
-        time.sleep(0.05)
+    def gets(until: float|None = None, count: int = 0) -> tuple:
+        "(seconds of each GET answered, how many timed out): `count` of them, or as many as fit before `until`."
+        took, timeouts = [], 0
+        while (time.monotonic() < until) if until else len(took) + timeouts < count:
+            t0 = time.perf_counter()
+            try: call(url, timeout=15); took.append(time.perf_counter() - t0)
+            except OSError: timeouts += 1
+            time.sleep(0.05)
+        return took, timeouts
+    # the crowd's connections are complete in the kernel before the front has accepted them all: a GET's connection
+    # waits in the accept queue behind them for up to a second; timed apart, then the trickling itself is measured
+    burst, burst_timeouts = gets(until=time.monotonic() + settle)
+    open_at_start = open_now.value
+    crowded, timeouts = gets(count=k)
     open_at_end = open_now.value
-    _, answers = q.get(timeout=180); child.join(30)
+    _, answers, crowd_cpu = q.get(timeout=180); child.join(30)
     return {"n": n, "kind": "body" if body else "head", "connected": connected, "connect_failed": failed,
             "held_during": (open_at_start, open_at_end), "answers": answers, "alone_median_ms": pct(alone, 0.5) * 1000,
             "median_ms": pct(crowded, 0.5) * 1000, "max_ms": max(crowded) * 1000 if crowded else float("nan"),
-            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts, "gets": k}
+            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts + burst_timeouts, "gets": k + len(burst) + burst_timeouts,
+            "settle_s": settle, "crowd_cpu_s": round(crowd_cpu, 1), "burst_max_ms": max(burst) * 1000 if burst else float("nan"), "burst_gets": len(burst)}
 
 
 def post_from(port: int, body: dict, source: str, timeout: float = 30) -> tuple:
@@ -537,4 +548,5 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
             "epochs_advanced": len({docs[j]["epochId"] for j in docs if outcomes.get(docs[j]["dedupKey"]) == "STATE_ADVANCE"}),
             "epochs_credited_once": sum(sum(docs[j]["epochId"] == e for j in credited if j in docs) == 1 for e in [1, *epochs]),
             "credits_per_job": dict(sorted(Counter(Counter(credited).values()).items())),
+            "credited_held_by_killed": len(set(credited) & died_holding),
             "credited_not_advance": sum(outcomes.get(docs[j]["dedupKey"]) != "STATE_ADVANCE" for j in credited if j in docs)}

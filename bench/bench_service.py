@@ -71,8 +71,9 @@ def attacks(a, tmp: Path) -> None:
                 f = sv.trickle_flood(s, n, body)
                 print(f"{n} connections trickling their {f['kind']} at 1 byte/s from {-(-n // 100)} loopback addresses ({f['connected']} connected, "
                       f"{f['held_during'][0]}..{f['held_during'][1]} held open while measured; their answers {f['answers']}): a normal client's GET "
-                      f"median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms, {f['timeouts']}/{f['gets']} timed out; alone {f['alone_median_ms']:.1f} ms "
-                      f"(median ratio {f['ratio']:.2f}x)")
+                      f"median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms; alone {f['alone_median_ms']:.1f} ms (median ratio {f['ratio']:.2f}x); "
+                      f"{f['burst_gets']} GETs in the first {f['settle_s']:g} s, while the front accepted the crowd: max {f['burst_max_ms']:.1f} ms; "
+                      f"{f['timeouts']}/{f['gets']} GETs timed out in all; the trickling process used {f['crowd_cpu_s']} s of CPU")
     if not a.limiter_flood: return
     f = sv.limiter_attacks(tmp / "limiter", a.limiter_flood)
     print(f"lockout: 10 POSTs naming the victim's address for a closed epoch from another address got {sorted(set(f['lockout_answers']))}; "
@@ -88,7 +89,7 @@ def attacks(a, tmp: Path) -> None:
               + f": {f['finished']} finished, {f['lost']} lost in {f['seconds']} s; {f['evaluations']} evaluations, {f['exactly_once']} jobs evaluated "
               f"exactly once, {f['re_evaluated']} re-evaluated ({f['re_evaluated_not_held_by_a_dead_worker']} of them not held by a worker that died; "
               f"{f['died_holding']} jobs held by killed workers); {f['advances']} STATE_ADVANCE verdicts in {f['epochs_advanced']} epochs, "
-              f"{f['credited']} credited ({f['epochs_credited_once']} epochs credited exactly once; jobs by times credited {f['credits_per_job']}), "
+              f"{f['credited']} credited ({f['epochs_credited_once']} epochs credited exactly once; jobs by times credited {f['credits_per_job']}; {f['credited_held_by_killed']} of them held by a killed worker), "
               f"{f['credited_twice']} twice, {f['credited_not_advance']} not STATE_ADVANCE")
 
 
@@ -99,7 +100,7 @@ if __name__ == "__main__":
     ap.add_argument("--distinct", type=int, default=1000)
     ap.add_argument("--concurrent", type=int, default=100)
     ap.add_argument("--slow", type=int, default=50)
-    ap.add_argument("--trickle", type=int, nargs="+", default=[1010, 5000], help="trickling connections")
+    ap.add_argument("--trickle", type=int, nargs="*", default=[1010, 5000], help="trickling connections (none: skip them)")
     ap.add_argument("--jobs", type=int, default=500, help="jobs for the workers race without kills (0: skip it)")
     ap.add_argument("--kill-jobs", type=int, default=200, help="jobs for the workers race with kill -9 (0: skip it)")
     ap.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills")
