@@ -6,6 +6,7 @@ from coretex.chain import Chain
 from coretex.coordinator import Coordinator, work
 from coretex.keccak import keccak256
 from coretex.evaluate import Evaluator
+import coretex.finalize   # noqa: F401  (adds epoch_verdicts to the store)
 from coretex.receipt import Signer
 from coretex.state import GENESIS
 from coretex.store import EmbeddedMongo
@@ -41,6 +42,7 @@ def test_an_advance_is_credited_once_after_its_worker_dies(coord, monkeypatch, e
         assert (held["status"], held["owner"]) == ("running", "dead-worker")
         credited = coord.store.epoch(epoch).credited
         assert list(credited) == ([job] if dies == "after crediting" and coord.store.verdict(held["dedupKey"])["outcome"] == "STATE_ADVANCE" else [])
+        assert job in [v.job_id for v in coord.store.epoch_verdicts(epoch)]   # finalization reads its verdict meanwhile
         work(coord, once=True, term=0.3, poll=0.1, log=lambda *_: None)   # takes it when the dead worker's lease runs out
         done = coord.store.db.jobs.find_one({"_id": job})
         assert (done["status"], done["evaluations"]) == ("done", 1)        # finished from its saved verdict, not evaluated again
