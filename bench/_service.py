@@ -2,6 +2,7 @@
 process, `coretex coordinator serve` / `work` as subprocesses, real HTTP on loopback, a JSON-RPC node on
 loopback. Shared by `bench/bench_service.py` (full counts) and `tests/test_faults.py` (small counts); each
 scenario returns its figures as a dict."""
+from collections import Counter
 import http.client, json, os, random, signal, socket, subprocess, threading, time, urllib.error, urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -369,47 +370,57 @@ def secrets(tmp: Path) -> dict:
 
 
 def _crowd(port: int, n: int, body: bool, per_source: int, open_now, q) -> None:
-    "n trickling connections on one asyncio loop (run in a process of its own); reports ('ready', connected, failed), then ('done', answers)."
-    import asyncio, resource
+    """n trickling connections driven by one selector loop (in a process of its own): once a second it writes the next
+    byte to every connection still open, and reads answers between. Reports ('ready', connected, failed), then
+    ('done', answers). One loop with no task or timer per connection keeps the peer's own CPU use small, so that
+    what is measured is the front, not the load generator competing with it for the 2 cores."""
+    import resource, selectors
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     head = b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-    payload, st = (b"{" + b" " * 99 if body else head), {"connected": 0, "failed": 0, "answers": {}}
-
-    async def one(i):
+    payload, answers, failed = (b"{" + b" " * 99 if body else head)[:100], {}, 0
+    sel, live = selectors.DefaultSelector(), {}   # live: socket -> bytes sent of payload
+    count = lambda code: answers.__setitem__(code, answers.get(code, 0) + 1)
+    for i in range(n):
         a = i // per_source
-        try: r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(f"127.0.{1 + a // 250}.{1 + a % 250}", 0))
-        except OSError: st["failed"] += 1; return
-        st["connected"] += 1
-        with open_now.get_lock(): open_now.value += 1
+        sk = socket.socket()
         try:
-            if body: w.write(head)
-            for b in payload[:100]:
-                w.write(bytes([b])); await w.drain()
-                try: line = await asyncio.wait_for(r.readline(), 1.0)   # the 1 s between bytes, listening for an answer
-                except asyncio.TimeoutError: continue
-                code = line.split(b" ")[1].decode() if line.startswith(b"HTTP/") else "closed"
-                st["answers"][code] = st["answers"].get(code, 0) + 1; return
-            st["answers"]["unanswered"] = st["answers"].get("unanswered", 0) + 1
-        except OSError: st["answers"]["reset"] = st["answers"].get("reset", 0) + 1
-        finally:
-            with open_now.get_lock(): open_now.value -= 1
-            w.close()
+            sk.bind((f"127.0.{1 + a // 250}.{1 + a % 250}", 0)); sk.connect(("127.0.0.1", port))
+            if body: sk.sendall(head)
+        except OSError: sk.close(); failed += 1; continue
+        sk.setblocking(False); sel.register(sk, selectors.EVENT_READ); live[sk] = 0
+    q.put(("ready", len(live), failed))
+    open_now.value = len(live)
 
-    async def crowd():
-        tasks = [asyncio.create_task(one(i)) for i in range(n)]
-        while st["connected"] + st["failed"] < n: await asyncio.sleep(0.05)
-        q.put(("ready", st["connected"], st["failed"]))
-        await asyncio.gather(*tasks)
-        q.put(("done", st["answers"]))
-    asyncio.run(crowd())
+    def end(sk, code):
+        count(code); sel.unregister(sk); sk.close(); del live[sk]
+
+    for _ in range(len(payload) + 2):   # a byte a second, and two more seconds to hear the last answers
+        tick = time.monotonic() + 1.0
+        for sk, sent in list(live.items()):
+            if sent < len(payload):
+                try: sk.send(payload[sent:sent + 1]); live[sk] = sent + 1
+                except BlockingIOError: pass
+                except OSError: end(sk, "reset")
+        while (left := tick - time.monotonic()) > 0 and live:
+            for key, _ in sel.select(left):
+                try: line = key.fileobj.recv(4096)
+                except OSError: end(key.fileobj, "reset"); continue
+                end(key.fileobj, line.split(b" ")[1].decode() if line.startswith(b"HTTP/") else "closed")
+        open_now.value = len(live)
+        if not live: break
+    for sk in list(live): end(sk, "unanswered")
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    q.put(("done", answers, use.ru_utime + use.ru_stime))
 
 
-def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100) -> dict:
+def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100, settle: float = 2.0) -> dict:
     """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
     each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
-    head. The connections run in a process of their own, so the normal client does not share their interpreter.
-    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded."""
+    head. The connections run in a process of their own (one selector loop), so the normal client does not share
+    their interpreter.
+    Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded. GETs in
+    the first `settle` seconds, while the front is still accepting the crowd, are reported apart (their max)."""
     import multiprocessing as mp
     port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
     ctx = mp.get_context("spawn")
@@ -417,18 +428,27 @@ def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 
     alone = _latencies(url, k)
     child = ctx.Process(target=_crowd, args=(port, n, body, per_source, open_now, q), daemon=True); child.start()
     _, connected, failed = q.get(timeout=180)
-    open_at_start, crowded, timeouts = open_now.value, [], 0
-    for _ in range(k):
-        t0 = time.perf_counter()
-        try: call(url, timeout=15); crowded.append(time.perf_counter() - t0)
-        except OSError: timeouts += 1
-        time.sleep(0.05)
+    def gets(until: float|None = None, count: int = 0) -> tuple:
+        "(seconds of each GET answered, how many timed out): `count` of them, or as many as fit before `until`."
+        took, timeouts = [], 0
+        while (time.monotonic() < until) if until else len(took) + timeouts < count:
+            t0 = time.perf_counter()
+            try: call(url, timeout=15); took.append(time.perf_counter() - t0)
+            except OSError: timeouts += 1
+            time.sleep(0.05)
+        return took, timeouts
+    # the crowd's connections are complete in the kernel before the front has accepted them all: a GET's connection
+    # waits in the accept queue behind them for up to a second; timed apart, then the trickling itself is measured
+    burst, burst_timeouts = gets(until=time.monotonic() + settle)
+    open_at_start = open_now.value
+    crowded, timeouts = gets(count=k)
     open_at_end = open_now.value
-    _, answers = q.get(timeout=180); child.join(30)
+    _, answers, crowd_cpu = q.get(timeout=180); child.join(30)
     return {"n": n, "kind": "body" if body else "head", "connected": connected, "connect_failed": failed,
             "held_during": (open_at_start, open_at_end), "answers": answers, "alone_median_ms": pct(alone, 0.5) * 1000,
             "median_ms": pct(crowded, 0.5) * 1000, "max_ms": max(crowded) * 1000 if crowded else float("nan"),
-            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts, "gets": k}
+            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts + burst_timeouts, "gets": k + len(burst) + burst_timeouts,
+            "settle_s": settle, "crowd_cpu_s": round(crowd_cpu, 1), "burst_max_ms": max(burst) * 1000 if burst else float("nan"), "burst_gets": len(burst)}
 
 
 def post_from(port: int, body: dict, source: str, timeout: float = 30) -> tuple:
@@ -463,18 +483,44 @@ def limiter_attacks(tmp: Path, flood: int = 10_000) -> dict:
                 "flood_codes": codes, "flood_s": round(took, 1), "attacker_after_flood": after, "newcomer_after_flood": newcomer}
 
 
-def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|None = None, lease: int = 3, seed: int = 22) -> dict:
+def abstention_patch(k: int) -> str:
+    "A POLICY_UPDATE adding one abstention atom (cell 640 + k) on genesis: STATE_ADVANCE or not by the draw (tests/helpers.py's abstain_patch)."
+    from coretex.layout import encode_atom
+    return make_patch(ROOT_G, {640 + k: encode_atom("missing_evidence", "top1_score", "abstain", "owner", 0xFFFF, budget=80, flags=1)}, 0x07).hex()
+
+
+def open_epochs(db, key: Path, ids) -> None:
+    "Open more epochs on genesis in serve's database, sealed with its key, so that each can credit one advance."
+    from coretex.coordinator import CoordinatorStore
+    from coretex.keccak import keccak256
+    from coretex.receipt import Signer
+    store = CoordinatorStore(db, Signer.load(key))
+    for e in ids: store.open_epoch(e, GENESIS, keccak256(b"race epoch %d" % e))
+
+
+def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|None = None, lease: int = 3, seed: int = 22,
+                 advancing: int = 0, per_epoch: int = 3) -> dict:
     """serve (with its own worker) and `extra` `coretex coordinator work` processes on one database, `jobs` distinct
     submissions: evaluations counted per job (the job's `evaluations` field, one per move to running). With
     `kill_every`, a random `work` process is killed with SIGKILL that often and another started; the jobs it held
-    at its death (its name on their lease) are the only ones allowed a second evaluation."""
+    at its death (its name on their lease) are the only ones allowed a second evaluation. With `advancing`, as many
+    more epochs are opened on genesis and each given `per_epoch` abstention patches among the others (each in a cell of
+    its own: the same patch on the same parent would be a cached verdict in another epoch): each epoch credits at most
+    one advance (the first to be credited moves its root), and credits are counted per job."""
+    assert advancing * per_epoch <= 32, "the abstention region has 32 cells"
     rng, host = random.Random(seed), socket.gethostname()
     with served(tmp, "--rate", 1_000_000, "--lease", lease) as s:
         key = tmp / "data" / "coordinator.key"
         start = lambda: subprocess.Popen(["coretex", "coordinator", "work", "--lease", str(lease), "--mongodb-uri", s.db.uri, "--key-file", str(key)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env_for(tmp / "data"))
+        epochs = list(range(2, 2 + advancing))
+        with client(s) as c: open_epochs(c.coretex, key, epochs)
         workers = [start() for _ in range(extra)]
-        res = _parallel(lambda i: call(f"{s.base}/v1/patches", {"miner": miner(i), "patch": patch_for(2000 + i), "epochId": 1}), list(range(jobs)), 16)
+        bodies = [{"miner": miner(i), "patch": patch_for(2000 + i), "epochId": 1} for i in range(jobs)]
+        bodies += [{"miner": miner(100_000 + e), "patch": abstention_patch((e - 2) * per_epoch + k), "epochId": e}
+                   for e in epochs for k in range(per_epoch)]
+        rng.shuffle(bodies)
+        res = _parallel(lambda b: call(f"{s.base}/v1/patches", b), bodies, 16)
         ids = [b["jobId"] for st, b in res if st == 202]
         died_holding, kills, t0 = set(), 0, time.monotonic()
         with client(s) as c:
@@ -488,7 +534,7 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
                     workers[victim], last_kill = start(), time.monotonic()
             took = time.monotonic() - t0
             docs = {j["_id"]: j for j in db.jobs.find({"_id": {"$in": ids}})}
-            credited = db.epochs.find_one({"_id": 1})["credited"]
+            credited = [j for e in [1, *epochs] for j in db.epochs.find_one({"_id": e})["credited"]]
             outcomes = {d["_id"]: d["envelope"]["outcome"] for d in db.results.find({})}
         for p in workers: p.terminate(); p.wait(60)
     evals = {j: d.get("evaluations", 0) for j, d in docs.items()}
@@ -498,4 +544,9 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
             "evaluations": sum(evals.values()), "exactly_once": sum(e == 1 for e in evals.values()), "re_evaluated": len(again),
             "re_evaluated_not_held_by_a_dead_worker": len(again - died_holding), "died_holding": len(died_holding),
             "credited": len(credited), "credited_twice": len(credited) - len(set(credited)),
+            "advances": sum(outcomes.get(d["dedupKey"]) == "STATE_ADVANCE" for d in docs.values()),
+            "epochs_advanced": len({docs[j]["epochId"] for j in docs if outcomes.get(docs[j]["dedupKey"]) == "STATE_ADVANCE"}),
+            "epochs_credited_once": sum(sum(docs[j]["epochId"] == e for j in credited if j in docs) == 1 for e in [1, *epochs]),
+            "credits_per_job": dict(sorted(Counter(Counter(credited).values()).items())),
+            "credited_held_by_killed": len(set(credited) & died_holding),
             "credited_not_advance": sum(outcomes.get(docs[j]["dedupKey"]) != "STATE_ADVANCE" for j in credited if j in docs)}

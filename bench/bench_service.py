@@ -6,8 +6,9 @@ faults  kill -9 of `coordinator work` at random moments; the database restarted 
         a flapping and a vanished JSON-RPC node
 secrets the signing key and the epoch secret searched for in every artefact of a full run before reveal
 attacks (issue 22) 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
-        GETs; serve's worker plus 3 `coordinator work` on 500 jobs (evaluations counted), then with kill -9 of
-        random workers; the lockout and eviction attacks on the rate limiter
+        GETs; serve's worker plus 3 `coordinator work` on 500 jobs and 30 abstention patches in 10 more epochs
+        (evaluations and credits counted per job), then with kill -9 of random workers; the lockout and eviction
+        attacks on the rate limiter
 """
 import argparse, sys, tempfile, time
 from pathlib import Path
@@ -70,8 +71,9 @@ def attacks(a, tmp: Path) -> None:
                 f = sv.trickle_flood(s, n, body)
                 print(f"{n} connections trickling their {f['kind']} at 1 byte/s from {-(-n // 100)} loopback addresses ({f['connected']} connected, "
                       f"{f['held_during'][0]}..{f['held_during'][1]} held open while measured; their answers {f['answers']}): a normal client's GET "
-                      f"median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms, {f['timeouts']}/{f['gets']} timed out; alone {f['alone_median_ms']:.1f} ms "
-                      f"(median ratio {f['ratio']:.2f}x)")
+                      f"median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms; alone {f['alone_median_ms']:.1f} ms (median ratio {f['ratio']:.2f}x); "
+                      f"{f['burst_gets']} GETs in the first {f['settle_s']:g} s, while the front accepted the crowd: max {f['burst_max_ms']:.1f} ms; "
+                      f"{f['timeouts']}/{f['gets']} GETs timed out in all; the trickling process used {f['crowd_cpu_s']} s of CPU")
     if not a.limiter_flood: return
     f = sv.limiter_attacks(tmp / "limiter", a.limiter_flood)
     print(f"lockout: 10 POSTs naming the victim's address for a closed epoch from another address got {sorted(set(f['lockout_answers']))}; "
@@ -81,12 +83,14 @@ def attacks(a, tmp: Path) -> None:
           f"{f['attacker_after_flood'][1]}; a newcomer's valid submission got {f['newcomer_after_flood'][0]}")
     for kill_every, jobs in ((None, a.jobs), (a.kill_every, a.kill_jobs)):
         if not jobs: continue
-        f = sv.workers_race(tmp / f"race-{kill_every}", jobs, kill_every=kill_every)
+        f = sv.workers_race(tmp / f"race-{kill_every}", jobs, kill_every=kill_every, advancing=a.advancing)
         print(f"{f['workers']} workers (serve's + {f['workers'] - 1} `coordinator work`) on {f['accepted']} accepted jobs"
               + (f", a random `work` killed with SIGKILL every {kill_every:g} s ({f['kills']} kills)" if kill_every else ", no kills")
               + f": {f['finished']} finished, {f['lost']} lost in {f['seconds']} s; {f['evaluations']} evaluations, {f['exactly_once']} jobs evaluated "
               f"exactly once, {f['re_evaluated']} re-evaluated ({f['re_evaluated_not_held_by_a_dead_worker']} of them not held by a worker that died; "
-              f"{f['died_holding']} jobs held by killed workers); {f['credited']} credited, {f['credited_twice']} twice, {f['credited_not_advance']} not STATE_ADVANCE")
+              f"{f['died_holding']} jobs held by killed workers); {f['advances']} STATE_ADVANCE verdicts in {f['epochs_advanced']} epochs, "
+              f"{f['credited']} credited ({f['epochs_credited_once']} epochs credited exactly once; jobs by times credited {f['credits_per_job']}; {f['credited_held_by_killed']} of them held by a killed worker), "
+              f"{f['credited_twice']} twice, {f['credited_not_advance']} not STATE_ADVANCE")
 
 
 if __name__ == "__main__":
@@ -96,10 +100,11 @@ if __name__ == "__main__":
     ap.add_argument("--distinct", type=int, default=1000)
     ap.add_argument("--concurrent", type=int, default=100)
     ap.add_argument("--slow", type=int, default=50)
-    ap.add_argument("--trickle", type=int, nargs="+", default=[1010, 5000], help="trickling connections")
+    ap.add_argument("--trickle", type=int, nargs="*", default=[1010, 5000], help="trickling connections (none: skip them)")
     ap.add_argument("--jobs", type=int, default=500, help="jobs for the workers race without kills (0: skip it)")
     ap.add_argument("--kill-jobs", type=int, default=200, help="jobs for the workers race with kill -9 (0: skip it)")
     ap.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills")
+    ap.add_argument("--advancing", type=int, default=10, help="epochs opened beside epoch 1 in the worker races, each given 3 abstention patches that may advance it (at most 10)")
     ap.add_argument("--limiter-flood", type=int, default=10_000, help="0: skip the limiter attacks and the worker races")
     ap.add_argument("--only", choices=["load", "faults", "secrets", "attacks"], action="append", help="run only these parts")
     a = ap.parse_args()

@@ -4,23 +4,23 @@
 
 # %% auto #0
 __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'KEY_FILE_MAX', 'REPORT_MAX', 'JSONL_MAX', 'JSONL_LINE_MAX', 'CORPUS_MAX',
-           'EXAMPLES', 'SHUTDOWN_GRACE', 'COMMANDS', 'CliError', 'emit', 'hex32', 'optional_hex32', 'epoch_number',
-           'CliParser', 'int_in', 'unit_float', 'url', 'read_capped', 'read_state_file', 'out_dir', 'stream_size',
-           'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'show_progress', 'progress_bar',
-           'bar_log', 'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main', 'cmd_state_root',
-           'add_state_root', 'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds', 'add_seeds',
-           'make_evaluator', 'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors', 'add_evaluate',
-           'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack', 'pick_narrator',
-           'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus', 'add_rule_set_option',
-           'cmd_consensus', 'add_consensus', 'vector_table', 'render_rule_set', 'cmd_consensus_rules', 'render_weights',
-           'cmd_weights', 'add_weights', 'read_json_file', 'sybil_scores_file', 'cmd_weights_rules', 'rule_set_weigh',
-           'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval',
-           'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve',
-           'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize', 'coordinator_options',
-           'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal', 'add_coordinator',
-           'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'epoch_events_arg', 'cmd_verify_epoch',
-           'add_verify_epoch', 'read_claim', 'verify_claim', 'cmd_claim_proof', 'add_claim_proof', 'sim_config',
-           'cmd_simulate', 'add_simulate', 'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
+           'FIXTURE_FILE_MAX', 'EXAMPLES', 'SHUTDOWN_GRACE', 'COMMANDS', 'CliError', 'emit', 'hex32', 'optional_hex32',
+           'epoch_number', 'CliParser', 'int_in', 'unit_float', 'url', 'read_capped', 'read_state_file', 'out_dir',
+           'stream_size', 'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'show_progress',
+           'progress_bar', 'bar_log', 'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main',
+           'cmd_state_root', 'add_state_root', 'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds',
+           'add_seeds', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors',
+           'add_evaluate', 'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack',
+           'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus',
+           'add_rule_set_option', 'cmd_consensus', 'add_consensus', 'vector_table', 'render_rule_set',
+           'cmd_consensus_rules', 'render_weights', 'cmd_weights', 'add_weights', 'read_json_file', 'sybil_scores_file',
+           'cmd_weights_rules', 'rule_set_weigh', 'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures',
+           'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch',
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize',
+           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
+           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'epoch_events_arg',
+           'cmd_verify_epoch', 'add_verify_epoch', 'read_claim', 'verify_claim', 'cmd_claim_proof', 'add_claim_proof',
+           'sim_config', 'cmd_simulate', 'add_simulate', 'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -93,6 +93,7 @@ KEY_FILE_MAX = 1024                 # a signing key: 32 bytes as hex
 REPORT_MAX = 4 * 2**20              # a signed envelope: its parent state's hex (64 KiB) and the evaluation
 JSONL_MAX, JSONL_LINE_MAX = 64 * 2**20, 2**20    # a responses or patch-queue file, and one line of it
 CORPUS_MAX = 4 * 2**30              # a production corpus JSON, on disk and decompressed
+FIXTURE_FILE_MAX = 16 * 2**20       # one file of a beliefs fixture set (the paper's are under 40 KB)
 
 def read_capped(path, what: str, cap: int) -> bytes:
     "The bytes of `path`, at most `cap` of them; a CliError naming the input and its cap otherwise."
@@ -381,7 +382,6 @@ def add_evaluate(sub):
 def cmd_evaluate_batch(args):
     "A queue of patches (PATCHES.jsonl, schema in 08c_batch), evaluated on Ray: one JSON line per patch, in input order."
     from coretex.batch import BatchError, EvaluatorSpec, read_jobs, evaluate_sequential, evaluate_on_ray, ray_module
-    if args.workers < 0: raise CliError(f"--workers {args.workers}: expected 0 (sequential, no Ray) or more")
     bundle, show = optional_hex32(args.bundle_hash, "--bundle-hash"), show_progress(args)
     try:
         if args.workers: ray_module()   # refuse before reading a long queue
@@ -396,7 +396,7 @@ def cmd_evaluate_batch(args):
 def add_evaluate_batch(sub):
     p = sub.add_parser("evaluate-batch", help="evaluate a queue of patches in parallel on Ray; one JSON line each, in input order")
     p.add_argument("patches", metavar="PATCHES.jsonl", help="one object per line: parent, patch, blockhash, epochSecret, epochId")
-    p.add_argument("--workers", type=int, default=2, help="Ray workers (default 2; 0: sequential in this process, no Ray)")
+    p.add_argument("--workers", type=int_in(0, 1024), default=2, help="Ray workers (default 2; 0: sequential in this process, no Ray)")
     p.add_argument("--ray-address", help="a Ray cluster (ray://host:10001 or auto); default: a local Ray started in-process")
     evaluator_options(p, ", at the same path on every node")
     p.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a terminal")
@@ -669,8 +669,11 @@ def add_consensus_service(sub):
 # %% ../nbs/09_cli.ipynb #0e2db96e
 def beliefs_fixtures(args) -> tuple:
     "The fixture set `beliefs eval` runs and the rules it follows: the paper's set and rules, or --fixtures under today's, unless --reference says."
+    from pathlib import Path
     from coretex.beliefs import Reference
-    from coretex.tenure import load_fixtures, packaged_fixtures, FixtureError
+    from coretex.tenure import FIXTURE_FILES, load_fixtures, packaged_fixtures, FixtureError
+    for f in FIXTURE_FILES if args.fixtures else ():   # a device or a huge file is refused before the loader reads it whole
+        if (p := Path(args.fixtures) / f).exists(): read_capped(p, "--fixtures file", FIXTURE_FILE_MAX)
     try: fx = load_fixtures(args.fixtures) if args.fixtures else packaged_fixtures()
     except FixtureError as e: raise CliError(str(e)) from None
     return fx, Reference(args.reference or ("current" if args.fixtures else "paper"))

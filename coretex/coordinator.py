@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['TIMES', 'LEASE_TERM', 'MAX_DEPTH', 'MAX_BODY', 'MAX_EPOCH', 'TRANSIENT', 'log', 'MAX_HEAD', 'HEAD_TIMEOUT',
-           'BODY_TIMEOUT', 'PER_ADDRESS', 'SWITCH_INTERVAL', 'seal', 'Epoch', 'Job', 'job_id', 'CoordinatorStore',
-           'Refusal', 'IntakeError', 'status_code', 'json_depth', 'parse_json', 'check_epoch', 'check_miner',
-           'check_patch', 'Submission', 'parse_submission', 'client_key', 'RateLimiter', 'Coordinator',
+           'BODY_TIMEOUT', 'PER_ADDRESS', 'BACKLOG', 'SWITCH_INTERVAL', 'seal', 'Epoch', 'Job', 'job_id',
+           'CoordinatorStore', 'Refusal', 'IntakeError', 'status_code', 'json_depth', 'parse_json', 'check_epoch',
+           'check_miner', 'check_patch', 'Submission', 'parse_submission', 'client_key', 'RateLimiter', 'Coordinator',
            'submission_keys', 'run_job', 'worker_name', 'Lease', 'work', 'answer', 'refuse', 'handle_errors',
            'read_routes', 'submit_route', 'make_app', 'RequestHead', 'parse_head', 'body_length', 'wsgi_environ',
            'call_app', 'response_bytes', 'refusal_bytes', 'open_file_budget', 'HttpIntake']
@@ -666,10 +666,10 @@ def call_app(app, environ: dict) -> tuple:
     finally: getattr(it, "close", lambda: None)()
     return said["status"], said["headers"], body
 
-def response_bytes(status: str, headers: list, body: bytes, keep: bool) -> bytes:
-    "An HTTP/1.1 answer with its length and whether the connection stays open."
+def response_bytes(status: str, headers: list, body: bytes, keep: bool, length: int|None = None) -> bytes:
+    "An HTTP/1.1 answer with its length (`length`, else the body's) and whether the connection stays open."
     lines = [f"HTTP/1.1 {status}"] + [f"{k}: {v}" for k, v in headers if k.lower() not in ("content-length", "connection")]
-    lines += [f"Content-Length: {len(body)}", f"Connection: {'keep-alive' if keep else 'close'}"]
+    lines += [f"Content-Length: {len(body) if length is None else length}", f"Connection: {'keep-alive' if keep else 'close'}"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 def refusal_bytes(r: Refusal) -> bytes:
@@ -680,6 +680,7 @@ def refusal_bytes(r: Refusal) -> bytes:
 # %% ../nbs/16_coordinator.ipynb #8f8ce1b6
 HEAD_TIMEOUT = BODY_TIMEOUT = 10.0   # seconds for a request's head, and then its body
 PER_ADDRESS = 128                    # open connections per client address (client_key)
+BACKLOG = 4096                       # connections the kernel holds before the loop accepts them
 
 def open_file_budget(reserve: int = 256) -> int:
     "Connections this process can hold: its open-file limit, raised to the hard limit, less a reserve for the database and files."
@@ -694,7 +695,7 @@ class HttpIntake:
                  body_timeout: float = BODY_TIMEOUT, per_address: int = PER_ADDRESS, connections: int|None = None):
         self.app, self.head_timeout, self.body_timeout, self.per_address = app, head_timeout, body_timeout, per_address
         self.connections = connections or open_file_budget()
-        self.sock = socket.create_server((host, port), backlog=4096)
+        self.sock = socket.create_server((host, port), backlog=BACKLOG)
         self.port = self.sock.getsockname()[1]
         self.pool, self.open, self.total = ThreadPoolExecutor(threads, thread_name_prefix="intake"), {}, 0
         self.loop, self._ready, self._conns = None, threading.Event(), {}   # _conns: each connection's task and its writer
@@ -727,7 +728,8 @@ async def _exchange(self, reader, writer, peer: tuple) -> bool:
     except TimeoutError: return await self._refuse(reader, writer, Refusal(408, "request_timeout", f"request body not received within {self.body_timeout:g} s")) or False
     status, headers, out = await self.loop.run_in_executor(self.pool, call_app, self.app, wsgi_environ(head, body, peer, self.sock.getsockname()))
     keep = head.version == "HTTP/1.1" and head.get("connection").lower() != "close"
-    writer.write(response_bytes(status, headers, out, keep))
+    length = next((int(v) for k, v in headers if k.lower() == "content-length"), 0) if head.method == "HEAD" else None   # the GET's length
+    writer.write(response_bytes(status, headers, b"" if length is not None else out, keep, length))
     await asyncio.wait_for(writer.drain(), self.body_timeout)
     return keep
 
@@ -758,7 +760,7 @@ async def _serve(self) -> None:
     self.loop, self._stopping = asyncio.get_running_loop(), asyncio.Event()
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGTERM, signal.SIGINT): self.loop.add_signal_handler(s, self._stopping.set)
-    server = await asyncio.start_server(self._connection, sock=self.sock, limit=MAX_HEAD)
+    server = await asyncio.start_server(self._connection, sock=self.sock, limit=MAX_HEAD, backlog=BACKLOG)
     self._ready.set()
     async with server:
         await self._stopping.wait()

@@ -249,9 +249,9 @@ def finalize(epoch: int, # the epoch finalized
 # %% ../nbs/26_finalize.ipynb #43c1278b
 @patch_to(CoordinatorStore)
 def epoch_verdicts(self, epoch_id: int) -> list:
-    "The epoch's finished jobs with their signed verdicts, oldest first, as Scored."
+    "The epoch's jobs that have a signed verdict, oldest first, as Scored."
     out = []
-    for j in self.db.jobs.find({"epochId": epoch_id, "status": "done"}).sort("createdAt", 1):
+    for j in self.db.jobs.find({"epochId": epoch_id}).sort("createdAt", 1):
         env = self.verdict(j["dedupKey"])
         if env is None: continue
         out.append(Scored(j["_id"], j["miner"], from_hex(j["patch"]), j["patchHash"], env["outcome"], int(env["evaluation"]["gate"]["delta_ppm"])))

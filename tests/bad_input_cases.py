@@ -28,6 +28,8 @@ FILES = {                                                # token -> (what it is,
     "trunc": ("a truncated report", b'{"report": {"epochId": 1, '),
     "unsigned": ("a JSON object that is not a signed report", b"{}"),
     "unsigned_state": ("a report shaped like an envelope, without a parent state", b'{"artifact": {}, "transaction": {}}'),
+    "zerofixtures": ("a fixtures folder whose beliefs.seed.json is a link to /dev/zero", {"beliefs.seed.json": "/dev/zero"}),
+    "randomfixtures": ("a fixtures folder whose retrieval.cases.json is a link to /dev/urandom", {"retrieval.cases.json": "/dev/urandom"}),
 }
 
 H = "0x" + "11" * 32
@@ -122,6 +124,10 @@ CLI = [
     Cli("coordinator serve --confirmations Arabic-Indic 2", ["coordinator", "serve", "--confirmations", "\u0662"], 2, "not an integer"),
     Cli("coordinator serve --port 8_750", ["coordinator", "serve", "--port", "8_750"], 2, "not an integer"),
     Cli("seeds --epoch-id fullwidth 1", seeds(epoch_id="\uff11"), 2, "--epoch-id: not an integer"),
+    Cli("evaluate-batch --workers fullwidth 2", ["evaluate-batch", "{ok}", "--workers", "\uff12"], 2, "--workers: not an integer"),
+    Cli("evaluate-batch --workers -1", ["evaluate-batch", "{ok}", "--workers", "-1"], 2, "-1 is outside 0..1024"),
+    Cli("beliefs eval --fixtures with /dev/zero", ["beliefs", "eval", "--fixtures", "{zerofixtures}"], 2, "beliefs.seed.json is over 16777216 bytes"),
+    Cli("beliefs eval --fixtures with /dev/urandom", ["beliefs", "eval", "--fixtures", "{randomfixtures}"], 2, "retrieval.cases.json is over 16777216 bytes"),
 ]
 
 M = "0x" + "42" * 20
@@ -176,6 +182,7 @@ HTTP = [
     Http("OPTIONS on the intake", "OPTIONS", "/v1/patches", None, 405, "method_not_allowed"),
     Http("OPTIONS on a job", "OPTIONS", "/v1/jobs/x", None, 405, "method_not_allowed"),
     Http("an unknown method", "PURGE", "/v1/results/x", None, 405, "method_not_allowed"),
+    Http("HEAD of an unknown job (the GET's status and length, no body)", "HEAD", "/v1/jobs/x", None, 404, "unknown_job"),
     Http("patch with a leading space", "POST", "/v1/patches", submission(patch='" {patch}"'), 400, "malformed_hex"),
     Http("patch with a trailing newline", "POST", "/v1/patches", submission(patch='"{patch}\\n"'), 400, "malformed_hex"),
 ]

@@ -24,6 +24,9 @@ def world(tmp_path_factory):
     for k, (_, data) in FILES.items():
         files[k] = tmp / k
         if data is None: files[k].mkdir()
+        elif isinstance(data, dict):   # a folder of links
+            files[k].mkdir()
+            for name, target in data.items(): (files[k] / name).symlink_to(target)
         else: files[k].write_bytes(data)
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri) as client:
         def snapshot():   # documents per collection (an empty collection a read created holds no data)
@@ -74,6 +77,10 @@ def exchange(port, case) -> tuple:
             while chunk := s.recv(65536): data += chunk
         head, _, body = data.partition(b"\r\n\r\n")
         return int(head.split()[1]), json.loads(body)
+    if case.method == "HEAD":   # no body to read: HEAD's status and length must be the GET's, whose body is checked
+        (status, length, empty), (get_status, _, get_body) = (_plain(port, m, case.path) for m in ("HEAD", "GET"))
+        assert (status, length, empty) == (get_status, str(len(get_body)), b"")
+        return status, json.loads(get_body)
     body = case.body.replace(b"{patch}", LENS.encode()).replace(b"{patch_truncated}", LENS[:-2].encode()) if case.body else None
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     try:
@@ -82,6 +89,15 @@ def exchange(port, case) -> tuple:
         except (BrokenPipeError, ConnectionResetError): pass
         r = conn.getresponse()
         return r.status, json.loads(r.read())
+    finally: conn.close()
+
+
+def _plain(port, method: str, path: str) -> tuple:
+    "(status, Content-Length, body) of one bodiless request."
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path); r = conn.getresponse()
+        return r.status, r.getheader("Content-Length"), r.read()
     finally: conn.close()
 
 
