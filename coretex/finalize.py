@@ -76,7 +76,9 @@ def read_epoch_events(path, epoch: int|None = None) -> EpochEvents:
     except EpochFileError as e: raise EpochFileError(f"{path}: {e}") from None
 
 # %% ../nbs/26_finalize.ipynb #7ae0ca46
-def epoch_topic(epoch: int) -> str: return "0x" + format(epoch, "064x")
+def epoch_topic(epoch: int) -> str:
+    "The epoch as the registry's events index it: topic 1, a 32-byte big-endian word."
+    return "0x" + format(epoch, "064x")
 
 def epoch_logs(chain: Chain, # the node to ask
                address: str, # the registry contract

@@ -71,9 +71,15 @@ def sim_hash(label: str, *parts: int) -> bytes:
     "keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses."
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
 
-def epoch_secret(seed: int, epoch: int) -> bytes: return sim_hash("coretex simulate secret", seed, epoch)
-def future_blockhash(seed: int, epoch: int, n: int) -> bytes: return sim_hash("coretex simulate block", seed, epoch, n)
-def miner_address(seed: int, i: int) -> str: return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
+def epoch_secret(seed: int, epoch: int) -> bytes:
+    "The coordinator's secret for one epoch of a run."
+    return sim_hash("coretex simulate secret", seed, epoch)
+def future_blockhash(seed: int, epoch: int, n: int) -> bytes:
+    "The blockhash the n-th submission of an epoch waits for, fixed by the run's seed."
+    return sim_hash("coretex simulate block", seed, epoch, n)
+def miner_address(seed: int, i: int) -> str:
+    "Miner i's address in a run."
+    return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
 # %% ../nbs/27_simulate.ipynb #215ab429
 @dataclass

@@ -609,7 +609,9 @@ def loosh_emissions(s: Scenario, embed) -> dict:
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return evaluate_128(s.prompt, [r.as_input() for r in s.responses], embed).emissions
 
-def coretex_findings(s: Scenario, embed) -> SybilFindings: return detect_copies(s.texts, s.miners, embed)
+def coretex_findings(s: Scenario, embed) -> SybilFindings:
+    "coretex's copy detector on one scenario, in the record the rule sets share."
+    return detect_copies(s.texts, s.miners, embed)
 
 # %% ../nbs/11b_sybil.ipynb #1fd0eb15
 def pay_groups_as_one(responses: list, groups: list, evaluate) -> dict:
