@@ -221,6 +221,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'coretex.cli.build_parser': ('cli.html#build_parser', 'coretex/cli.py'),
                              'coretex.cli.check_corpus_file': ('cli.html#check_corpus_file', 'coretex/cli.py'),
                              'coretex.cli.check_jsonl_size': ('cli.html#check_jsonl_size', 'coretex/cli.py'),
+                             'coretex.cli.check_reranker': ('cli.html#check_reranker', 'coretex/cli.py'),
                              'coretex.cli.cmd_beliefs_eval': ('cli.html#cmd_beliefs_eval', 'coretex/cli.py'),
                              'coretex.cli.cmd_claim_proof': ('cli.html#cmd_claim_proof', 'coretex/cli.py'),
                              'coretex.cli.cmd_consensus': ('cli.html#cmd_consensus', 'coretex/cli.py'),

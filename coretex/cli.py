@@ -9,18 +9,19 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'KEY_FILE_MAX', 'REPORT_MAX', 'JSO
            'stream_size', 'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'show_progress',
            'progress_bar', 'bar_log', 'subcommands', 'add_examples', 'build_parser', 'dispatch', 'main',
            'cmd_state_root', 'add_state_root', 'patch_apply_result', 'cmd_patch_apply', 'add_patch_apply', 'cmd_seeds',
-           'add_seeds', 'make_evaluator', 'print_refusal', 'cmd_evaluate', 'evaluator_options', 'evaluation_errors',
-           'add_evaluate', 'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack', 'add_corpus_pack',
-           'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge', 'render_consensus',
-           'add_rule_set_option', 'cmd_consensus', 'add_consensus', 'vector_table', 'render_rule_set',
-           'cmd_consensus_rules', 'render_weights', 'cmd_weights', 'add_weights', 'read_json_file', 'sybil_scores_file',
-           'cmd_weights_rules', 'rule_set_weigh', 'cmd_consensus_service', 'add_consensus_service', 'beliefs_fixtures',
-           'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch',
-           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize',
-           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
-           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay', 'epoch_events_arg',
-           'cmd_verify_epoch', 'add_verify_epoch', 'read_claim', 'verify_claim', 'cmd_claim_proof', 'add_claim_proof',
-           'sim_config', 'cmd_simulate', 'add_simulate', 'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
+           'add_seeds', 'make_evaluator', 'print_refusal', 'check_reranker', 'cmd_evaluate', 'evaluator_options',
+           'evaluation_errors', 'add_evaluate', 'cmd_evaluate_batch', 'add_evaluate_batch', 'cmd_corpus_pack',
+           'add_corpus_pack', 'pick_narrator', 'ProgressEmbedder', 'progress_embedder', 'record_challenge',
+           'render_consensus', 'add_rule_set_option', 'cmd_consensus', 'add_consensus', 'vector_table',
+           'render_rule_set', 'cmd_consensus_rules', 'render_weights', 'cmd_weights', 'add_weights', 'read_json_file',
+           'sybil_scores_file', 'cmd_weights_rules', 'rule_set_weigh', 'cmd_consensus_service', 'add_consensus_service',
+           'beliefs_fixtures', 'beliefs_json', 'cmd_beliefs_eval', 'add_beliefs', 'counting_jobs',
+           'cmd_coordinator_work', 'open_epoch', 'cmd_coordinator_serve', 'cmd_coordinator_reveal',
+           'cmd_coordinator_finalize', 'add_coordinator_finalize', 'coordinator_options', 'add_coordinator_serve',
+           'add_coordinator_work', 'add_coordinator_reveal', 'add_coordinator', 'read_envelope', 'replay_parent',
+           'cmd_replay', 'add_replay', 'epoch_events_arg', 'cmd_verify_epoch', 'add_verify_epoch', 'read_claim',
+           'verify_claim', 'cmd_claim_proof', 'add_claim_proof', 'sim_config', 'cmd_simulate', 'add_simulate',
+           'cmd_demo', 'add_demo', 'cmd_docs', 'add_docs']
 
 # %% ../nbs/09_cli.ipynb #f70e7d14
 import argparse, json, sys
@@ -331,12 +332,16 @@ def print_refusal(e, as_json: bool) -> int:
     return 1
 
 # %% ../nbs/09_cli.ipynb #a1c9002a
+def check_reranker(spec: str) -> None:
+    "The --reranker option checked before anything loads: a one-line CliError when its model folder is unusable."
+    from coretex.rerank import check_reranker_spec, RerankerUnavailable
+    try: check_reranker_spec(spec)
+    except RerankerUnavailable as e: raise CliError(f"--reranker {e}") from None
+
 def cmd_evaluate(args):
     from coretex.patch import parse_patch_hex, decode_patch, PatchError
     if args.corpus: check_corpus_file(args.corpus)
-    from coretex.rerank import check_reranker_spec, RerankerUnavailable
-    try: check_reranker_spec(args.reranker)
-    except RerankerUnavailable as e: raise CliError(f"--reranker {e}") from None
+    check_reranker(args.reranker)
     parent = read_state_file(args.state)
     blockhash, secret = hex32(args.blockhash, "--blockhash"), hex32(args.epoch_secret, "--epoch-secret")
     bundle, epoch = optional_hex32(args.bundle_hash, "--bundle-hash"), epoch_number(args.epoch_id)
@@ -998,7 +1003,7 @@ def sim_config(args):
 def cmd_simulate(args):
     cfg = sim_config(args)
     if args.corpus: check_corpus_file(args.corpus)
-    check_reranker_spec(args.reranker)
+    check_reranker(args.reranker)
     out = out_dir(args.out)
     from coretex.simulate import SimError, Trajectory, simulate, draw_run
     try:
