@@ -681,6 +681,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'coretex.evaluate.name_pattern': ('evaluate.html#name_pattern', 'coretex/evaluate.py'),
                                   'coretex.evaluate.noise_intent': ('evaluate.html#noise_intent', 'coretex/evaluate.py'),
                                   'coretex.evaluate.order_query': ('evaluate.html#order_query', 'coretex/evaluate.py'),
+                                  'coretex.evaluate.owner_bm25': ('evaluate.html#owner_bm25', 'coretex/evaluate.py'),
                                   'coretex.evaluate.owner_scope_index': ('evaluate.html#owner_scope_index', 'coretex/evaluate.py'),
                                   'coretex.evaluate.pinned_bundle_hash': ('evaluate.html#pinned_bundle_hash', 'coretex/evaluate.py'),
                                   'coretex.evaluate.policy_bonuses': ('evaluate.html#policy_bonuses', 'coretex/evaluate.py'),

@@ -7,10 +7,10 @@ __all__ = ['STAGE1', 'SCOPE_KEYS', 'ENTITY_ATOM_SLOTS', 'SCOPE_ATOM_SLOTS', 'NOI
            'embedded_corpus', 'temporal_marks', 'decode_temporal_records', 'cross_checked', 'structural_validity',
            'StateView', 'state_view', 'entity_registry', 'name_pattern', 'pinned_bundle_hash', 'default_embedder',
            'Evaluator', 'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1',
-           'name_in', 'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent', 'subjects_of',
-           'QueryContext', 'query_context', 'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event',
-           'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms', 'noise_intent',
-           'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs',
+           'owner_bm25', 'name_in', 'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent',
+           'subjects_of', 'QueryContext', 'query_context', 'public_scope', 'scope_matches', 'admit_event_truths',
+           'is_memory_event', 'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms',
+           'noise_intent', 'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs',
            'validity_query', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus',
            'admit_validity_records', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir',
            'bridge_texts', 'rendered_text', 'inherited_scores', 'atom_fires', 'evidence_targets', 'scope_bonuses',
@@ -154,6 +154,7 @@ class Evaluator:
                                                                    self.reranker.name))
         self.fs._cache = self.cache.first_stage   # stage-1 lists and query vectors go to the bounded store
         self._subjects = {}
+        self._owner_bm25 = {}   # per-corpus: an owner's store never changes, so its BM25 index is built once
 
     def bicos(self, q: dict) -> np.ndarray:
         "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
@@ -252,12 +253,19 @@ def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
     p, di = ev.profile, np.array([ev.corpus.doc_index[d] for d, _ in scope], int)
     cos = ev.bicos(q)[di]
     dense = (cos - cos.min()) / (cos.max() - cos.min()) if cos.max() > cos.min() else np.ones(len(scope))
-    raw = BM25Index([ev.corpus.docs[d] for d, _ in scope]).scores(q["queryText"])
+    raw = owner_bm25(ev, scope).scores(q["queryText"])
     hit = raw[raw > 0]
     lo, hi = (hit.min(), hit.max()) if len(hit) else (0.0, 0.0)
     lex = (raw - lo) / (hi - lo) if hi > lo else (raw > 0).astype(float)
     score = {"dense": cos, "lexical": raw}.get(p.first_stage_mode, p.first_stage_dense_weight * dense + p.first_stage_lexical_weight * lex)
     return [scope[i] for i in np.lexsort((di, -score))[:p.first_stage_top_k]]
+
+# %% ../nbs/08_evaluate.ipynb #ownerbm25ex
+def owner_bm25(ev: Evaluator, scope: list) -> BM25Index:
+    "The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store."
+    key = tuple(d for d, _ in scope)
+    if key not in ev._owner_bm25: ev._owner_bm25[key] = BM25Index([ev.corpus.docs[d] for d, _ in scope])
+    return ev._owner_bm25[key]
 
 # %% ../nbs/08_evaluate.ipynb #47302a44
 def name_in(text: str, name: str) -> bool:
