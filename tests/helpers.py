@@ -1,9 +1,15 @@
 "Helpers shared by the tests (imported by name: both tests/ and nbs/ have a conftest.py)."
-import subprocess
+import os, subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_ANCHORS = ROOT.parent / "shared" / "anchors"
+
+
+def sampled(cases: list, every: int = 10) -> list:
+    "All vector cases, or with CORETEX_VECTOR_CASES=sample every `every`-th case plus every accepted one."
+    if os.environ.get("CORETEX_VECTOR_CASES") != "sample": return cases
+    return [c for i, c in enumerate(cases) if i % every == 0 or c["verdict"]["outcome"] != "REJECT"]
 
 
 def run_cli(*args, input=None):

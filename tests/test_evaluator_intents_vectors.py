@@ -4,10 +4,10 @@
 verdict, the packs it read, the child root and the patch hash.
 
 All 108 cases run by default; CORETEX_VECTOR_CASES=sample runs every 10th case and every accepted one."""
-import gzip, json, os
+import gzip, json
 from functools import lru_cache
 import pytest
-from helpers import ROOT
+from helpers import ROOT, sampled
 from coretex.corpus import load_corpus
 from coretex.evaluate import Evaluator, run_pack, evaluate_patch, seed_inputs_for
 from coretex.keccak import from_hex, to_hex
@@ -43,9 +43,7 @@ def _child(c: dict) -> tuple:
 
 
 def sampled_cases():
-    cases = data()[1]["cases"]
-    if os.environ.get("CORETEX_VECTOR_CASES") != "sample": return cases
-    return [c for i, c in enumerate(cases) if i % SAMPLE == 0 or c["verdict"]["outcome"] != "REJECT"]
+    return sampled(data()[1]["cases"], SAMPLE)
 
 
 def test_corpus_root_and_parent_roots():

@@ -4,10 +4,10 @@ every state's structural validity, and per pack the five components, ppm, delta 
 
 Every one of the 310 cases runs by default (about two CPU-minutes); CORETEX_VECTOR_CASES=sample runs a fixed sample
 (every 10th case and every accepted one) for a quick check. bench/bench_evaluator_vectors.py prints the agreement rates."""
-import gzip, json, os
+import gzip, json
 from functools import lru_cache
 import pytest
-from helpers import ROOT
+from helpers import ROOT, sampled
 from coretex.corpus import load_corpus
 from coretex.evaluate import Evaluator, ranked, query_metrics, run_pack, evaluate_patch, seed_inputs_for
 from coretex.keccak import from_hex, to_hex
@@ -43,9 +43,7 @@ def state(root: str) -> tuple:
 
 
 def sampled_cases():
-    cases = data()[1]["cases"]
-    if os.environ.get("CORETEX_VECTOR_CASES") != "sample": return cases
-    return [c for i, c in enumerate(cases) if i % SAMPLE == 0 or c["verdict"]["outcome"] != "REJECT"]
+    return sampled(data()[1]["cases"], SAMPLE)
 
 
 def test_corpus_root_and_states_rebuild():
