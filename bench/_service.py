@@ -8,10 +8,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
-from coretex.store import EmbeddedMongo, free_port
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import EmbeddedMongo, free_port
 
 ROOT_G = state_root(GENESIS)
 LENS = make_patch(ROOT_G, {672: encode_relation("supersedes")}, 0x04).hex()
@@ -222,10 +222,10 @@ class FakeNode:
 def rpc_faults(tmp: Path) -> dict:
     "A reorganised block before its confirmations, a node that never agrees with itself, a node that is gone: what gets drawn."
     import pymongo
-    from coretex.chain import Chain, ChainError
-    from coretex.coordinator import Coordinator
-    from coretex.evaluate import Evaluator
-    from coretex.receipt import Signer
+    from coretex.network.chain import Chain, ChainError
+    from coretex.network.coordinator import Coordinator
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.network.receipt import Signer
     from web3 import Web3
     ev, out = Evaluator(), {}
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
@@ -265,12 +265,12 @@ def kill9(tmp: Path, runs: int = 20, seed: int = 14) -> dict:
     from a random phase (start-up, just after the draw is stored, scoring) and a random delay within it, measured on
     an uninterrupted calibration job, so kills land in every phase rather than mostly in start-up."""
     import pymongo
-    from coretex.chain import Chain
-    from coretex.coordinator import Coordinator, TIMES
-    from coretex.evaluate import Evaluator, evaluate_patch
-    from coretex.store import aware
-    from coretex.keccak import from_hex
-    from coretex.receipt import Signer
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import Coordinator, TIMES
+    from coretex.evaluator.evaluate import Evaluator, evaluate_patch
+    from coretex.network.store import aware
+    from coretex.core.keccak import from_hex
+    from coretex.network.receipt import Signer
     rng, key, ev = random.Random(seed), tmp / "coordinator.key", Evaluator()
     signer = Signer.load(key, create=True)
     worker = lambda uri: subprocess.Popen(["coretex", "coordinator", "work", "--once", "--lease", "2", "--mongodb-uri", uri, "--key-file", str(key)],
@@ -336,7 +336,7 @@ def db_restart(tmp: Path, down_s: float = 4.0) -> dict:
 
 def secrets(tmp: Path) -> dict:
     "A full run (serve, a job to its verdict, bad requests, SIGTERM); then every artefact is searched for the signing key and the epoch secret."
-    from coretex.store import open_db
+    from coretex.network.store import open_db
     key_hex = os.urandom(32).hex()
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "k").write_text(key_hex)
@@ -464,7 +464,7 @@ def post_from(port: int, body: dict, source: str, timeout: float = 30) -> tuple:
 def limiter_attacks(tmp: Path, flood: int = 10_000) -> dict:
     """The lockout (10 POSTs naming a victim's address for a closed epoch) and the eviction attack (an attacker at its
     limit, then `flood` counted submissions from as many loopback addresses), against serve at 10 a minute."""
-    from coretex.patch import make_patch
+    from coretex.core.patch import make_patch
     elsewhere = make_patch(b"\x33" * 32, {40: 1 << 48}, 0x02).hex()   # well-formed, another parent: counted, then refused E01
     with served(tmp, "--rate", 10) as s:
         port, victim, attacker = int(s.base.rsplit(":", 1)[1]), miner(7), "127.0.0.9"
@@ -485,15 +485,15 @@ def limiter_attacks(tmp: Path, flood: int = 10_000) -> dict:
 
 def abstention_patch(k: int) -> str:
     "A POLICY_UPDATE adding one abstention atom (cell 640 + k) on genesis: STATE_ADVANCE or not by the draw (tests/helpers.py's abstain_patch)."
-    from coretex.layout import encode_atom
+    from coretex.core.layout import encode_atom
     return make_patch(ROOT_G, {640 + k: encode_atom("missing_evidence", "top1_score", "abstain", "owner", 0xFFFF, budget=80, flags=1)}, 0x07).hex()
 
 
 def open_epochs(db, key: Path, ids) -> None:
     "Open more epochs on genesis in serve's database, sealed with its key, so that each can credit one advance."
-    from coretex.coordinator import CoordinatorStore
-    from coretex.keccak import keccak256
-    from coretex.receipt import Signer
+    from coretex.network.coordinator import CoordinatorStore
+    from coretex.core.keccak import keccak256
+    from coretex.network.receipt import Signer
     store = CoordinatorStore(db, Signer.load(key))
     for e in ids: store.open_epoch(e, GENESIS, keccak256(b"race epoch %d" % e))
 

@@ -7,8 +7,8 @@ Run: python bench/bench_batch.py [--patches N]
 import argparse, gzip, json, time
 import ray
 from bench_evaluator_vectors import VEC, rebuild
-from coretex.batch import EvaluatorSpec, PatchJob, evaluate_on_ray, evaluate_sequential
-from coretex.keccak import from_hex
+from coretex.evaluator.batch import EvaluatorSpec, PatchJob, evaluate_on_ray, evaluate_sequential
+from coretex.core.keccak import from_hex
 
 
 def main():

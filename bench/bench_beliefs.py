@@ -21,10 +21,10 @@ import argparse, itertools, math, os, random, statistics, tempfile, time, tracem
 import numpy as np
 from datetime import datetime, timedelta, timezone
 from _util import timed
-from coretex.beliefs import BeliefIndex, BeliefStore, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
-from coretex import beliefs as beliefs_module
-from coretex.store import open_db
-from coretex.tenure import EVAL_USER, EVAL_PERSONAS, apply_turn_writes, run_suite
+from coretex.beliefs.store import BeliefIndex, BeliefStore, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
+from coretex.beliefs import store as beliefs_module
+from coretex.network.store import open_db
+from coretex.beliefs.tenure import EVAL_USER, EVAL_PERSONAS, apply_turn_writes, run_suite
 
 PUBLISHED_P50_MS = 9.77   # the reference's BM25 retrieval p50 on Atlas Local
 
@@ -93,7 +93,7 @@ def suite_ms(db, emb, cold):
 
 def bench_vector(db, repeats):
     import torch
-    from coretex.retrieval import Embedder
+    from coretex.toolkit.embeddings import Embedder
     emb, t_load = timed(Embedder)
     print(f"vector: MiniLM loaded in {t_load:.1f}s (once per process, not counted below); {torch.get_num_threads()} torch thread(s), "
           f"machine load {os.getloadavg()[0]:.1f} (1-minute average) on {os.cpu_count()} cores")

@@ -1,4 +1,4 @@
-"""Work done once: one patch evaluation with the evaluator's caches (08b_cache) vs the same evaluator keeping nothing
+"""Work done once: one patch evaluation with the evaluator's caches (35a_cache) vs the same evaluator keeping nothing
 (EvalCache.none(), the peer), on the differential vectors' patches in their file order (26 patches per parent, as an
 epoch's queue shares parents). Prints reranker pairs issued per patch against the naive 2 packs x 2 states x pack size
 x cap, time per patch both ways, and whether every report is byte-identical.
@@ -6,11 +6,11 @@ Run: python bench/bench_cache.py [--cases N]
 """
 import argparse, gzip, json, time
 from bench_evaluator_vectors import VEC, rebuild
-from coretex.cache import EvalCache
-from coretex.corpus import load_corpus
-from coretex.evaluate import Evaluator, evaluate_patch
-from coretex.keccak import from_hex
-from coretex.rerank import TokenOverlapReranker
+from coretex.evaluator.cache import EvalCache
+from coretex.evaluator.corpus import load_corpus
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch
+from coretex.core.keccak import from_hex
+from coretex.evaluator.rerank import TokenOverlapReranker
 
 
 def run(ev, todo, words, si) -> tuple:

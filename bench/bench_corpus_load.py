@@ -1,4 +1,4 @@
-"""Opening a production corpus, the JSON form against the packed form (08b_cache), at 10k, 30k, 100k and 300k events.
+"""Opening a production corpus, the JSON form against the packed form (35a_cache), at 10k, 30k, 100k and 300k events.
 Each form is measured in its own fresh process; the corpora store their embeddings.
 The corpora are generated, embedded with the deterministic 32-d bi-encoder and written once as production-format JSON
 (reused from --folder); each is packed once per run (the pack time printed). The peer is the JSON form: open_corpus +
@@ -19,15 +19,15 @@ QUERIES = 50
 
 def build(events: int, path: Path) -> None:
     "A generated corpus of about `events` events with stored deterministic embeddings (reused when present)."
-    from coretex.corpus import generate_corpus, save_corpus
-    from coretex.retrieval import DeterministicEmbedder, embed_corpus
+    from coretex.evaluator.corpus import generate_corpus, save_corpus
+    from coretex.evaluator.retrieval import DeterministicEmbedder, embed_corpus
     if not path.exists(): save_corpus(embed_corpus(generate_corpus(max(2, round(events / 12.23))), DeterministicEmbedder()), path)
 
 
 def pack_once(path: str, out: str) -> None:
     "In a fresh process: load the JSON corpus, then time pack_corpus into `out`; one JSON line."
-    from coretex.cache import pack_corpus
-    from coretex.corpus import load_corpus
+    from coretex.evaluator.cache import pack_corpus
+    from coretex.evaluator.corpus import load_corpus
     c = load_corpus(path)
     t0 = time.perf_counter(); pack_corpus(c, out); t = time.perf_counter() - t0
     print(json.dumps({"pack": t, "pack_bytes": sum(f.stat().st_size for f in Path(out).iterdir())}))
@@ -48,9 +48,9 @@ def opens(path: str) -> dict:
     "In this process: open_corpus + Evaluator twice (the first check, then from its mark), then stage 1 on the second."
     import gc, tempfile
     os.environ["CORETEX_CACHE"] = tempfile.mkdtemp()   # no verified-root or verified-pack mark yet
-    from coretex.cache import open_corpus
-    from coretex.evaluate import Evaluator
-    from coretex.rerank import TokenOverlapReranker
+    from coretex.evaluator.cache import open_corpus
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.evaluator.rerank import TokenOverlapReranker
     t0 = time.perf_counter(); ev = Evaluator(open_corpus(path), reranker=TokenOverlapReranker()); t_first = time.perf_counter() - t0
     del ev; gc.collect()
     t0 = time.perf_counter(); ev = Evaluator(open_corpus(path), reranker=TokenOverlapReranker()); t_again = time.perf_counter() - t0

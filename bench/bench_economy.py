@@ -12,9 +12,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from economy_vectors import VECTORS, args, data, diff  # noqa: E402
 from coretex import economy  # noqa: E402
-from coretex.patch import decode_patch  # noqa: E402
-from coretex.reducer import LIVE_CODES, RewardOptions, evaluate_and_apply_onto_current  # noqa: E402
-from coretex.state import state_root  # noqa: E402
+from coretex.core.patch import decode_patch  # noqa: E402
+from coretex.economy.reducer import LIVE_CODES, RewardOptions, evaluate_and_apply_onto_current  # noqa: E402
+from coretex.core.state import state_root  # noqa: E402
 
 
 def evaluator(spec: dict):

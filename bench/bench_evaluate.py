@@ -8,12 +8,12 @@ Run: python bench/bench_evaluate.py [--people 24500]
 """
 import argparse
 from _util import timed, StageTimer
-import coretex.evaluate as E
-from coretex.corpus import generate_corpus
-from coretex.keccak import keccak256
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
+import coretex.evaluator.evaluate as E
+from coretex.evaluator.corpus import generate_corpus
+from coretex.core.keccak import keccak256
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

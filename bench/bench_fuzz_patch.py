@@ -1,7 +1,7 @@
 """Seeded random and mutated (state, patch) pairs through every public patch entry point; untyped errors must be 0.
 
 Each case goes through decode_patch, apply_to in r4 and r5, and patch_apply_result (the `coretex patch-apply`
-command's code path) in r4 and r5 (`coretex.fuzz.drive`). The run prints cases/s and the count of untyped
+command's code path) in r4 and r5 (`coretex.core.fuzz.drive`). The run prints cases/s and the count of untyped
 errors, then times r5 apply on the first --peer-cases cases against a named peer measured in the same run:
 `apply_patch` without the parent's levels, which rebuilds the parent's Merkle root and rescans all its cells
 for every patch, as the reference's applyPatch does, and checks that both give the same answers.
@@ -10,8 +10,8 @@ Run: python bench/bench_fuzz_patch.py [--cases N] [--seed S] [--peer-cases M]
 import argparse, time
 from collections import Counter
 from itertools import islice
-from coretex.fuzz import ENTRY_POINTS, drive, fuzz_cases
-from coretex.patch import PatchError, apply_patch, apply_to
+from coretex.core.fuzz import ENTRY_POINTS, drive, fuzz_cases
+from coretex.core.patch import PatchError, apply_patch, apply_to
 
 BATCH = 20_000
 

@@ -1,7 +1,7 @@
 """Agreement with the Loosh validator's release 1.2.8, and time per set, of coretex's two rule sets in one run.
 
 Both rule sets score the 160 response sets of ../shared/vectors/loosh from the same stored vectors (no model): the
-seed document's rules (coretex.consensus, the default) and loosh-1.2.8 (coretex.loosh). A set agrees when theta
+seed document's rules (coretex.consensus, the default) and loosh-1.2.8 (coretex.consensus.loosh). A set agrees when theta
 and every emission are within 1e-6 of what 1.2.8 returned and the in-consensus miners are the same. Time per set is
 the median of `--repeat` timings of each set, one BLAS thread (as the vectors were made).
 
@@ -10,8 +10,8 @@ the median of `--repeat` timings of each set, one BLAS thread (as the vectors we
 import argparse, gzip, json, os, statistics, time, warnings
 from pathlib import Path
 from threadpoolctl import threadpool_limits
-from coretex.consensus import ConsensusConfig
-from coretex.loosh import VectorTable, evaluate_responses
+from coretex.consensus.seed_rules import ConsensusConfig
+from coretex.consensus.loosh import VectorTable, evaluate_responses
 
 VEC = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "loosh" / "sets.json.gz"
 

@@ -1,10 +1,10 @@
-"""nDCG@10 over many queries: coretex.metrics.ndcg_at_k vs ranx (ndcg_burges@10, same exponential gain), same run.
+"""nDCG@10 over many queries: coretex.evaluator.metrics.ndcg_at_k vs ranx (ndcg_burges@10, same exponential gain), same run.
 Run: python bench/bench_ndcg.py [--queries 100000]
 """
 import argparse, random
 import numpy as np
 from _util import timed
-from coretex.metrics import ndcg_at_k
+from coretex.evaluator.metrics import ndcg_at_k
 
 
 def main():

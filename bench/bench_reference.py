@@ -2,8 +2,8 @@
 
 Patches: N deterministic (parent, patch, seed inputs) jobs on the differential vectors' corpus and parent states
 (../shared/vectors/coretex/evaluator), a mix an epoch might see: the vectors' own patches on their parents, one
-abstention policy atom (09a_demo `abstention_patch`), an anchored memory slot for a real corpus event, and random
-region-shaped writes (03a_fuzz `region_word`) of every patch type the r5 pipeline takes; every patch is one that
+abstention policy atom (80_demo `abstention_patch`), an anchored memory slot for a real corpus event, and random
+region-shaped writes (14a_fuzz `region_word`) of every patch type the r5 pipeline takes; every patch is one that
 applyPatch accepts. Each job has its own blockhash, so its Gate and Confirm packs are drawn anew.
 
 coretex evaluates every job as a validator would (one Evaluator, its caches on), and again (or the first --uncached)
@@ -24,16 +24,16 @@ before ppm, after ppm).
 Run: python bench/bench_reference.py [--patches N] [--reference-cmd "node driver.mjs"] [--peer-budget SECONDS]
 """
 import argparse, contextlib, gzip, json, random, shlex, shutil, subprocess, sys, time
-from coretex.cache import EvalCache
-from coretex.corpus import load_corpus
+from coretex.evaluator.cache import EvalCache
+from coretex.evaluator.corpus import load_corpus
 from coretex.demo import abstention_patch
-from coretex.evaluate import Evaluator, evaluate_patch
-from coretex.fuzz import region_word
-from coretex.keccak import from_hex, keccak256, to_hex
-from coretex.layout import SLOT_FAMILIES, encode_memory_slot
-from coretex.patch import TYPE_RANGES, PatchError, apply_patch, make_patch
-from coretex.rerank import TokenOverlapReranker
-from coretex.state import state_bytes
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch
+from coretex.core.fuzz import region_word
+from coretex.core.keccak import from_hex, keccak256, to_hex
+from coretex.core.layout import SLOT_FAMILIES, encode_memory_slot
+from coretex.core.patch import TYPE_RANGES, PatchError, apply_patch, make_patch
+from coretex.evaluator.rerank import TokenOverlapReranker
+from coretex.core.state import state_bytes
 from bench_evaluator_vectors import VEC, rebuild
 
 KINDS = ("vectors", "abstention", "anchor", "random")

@@ -7,8 +7,8 @@ Run: python bench/bench_rerank.py [--model DIR|qwen] [--pairs 256]
 """
 import argparse, random, tempfile
 from _util import timed
-from coretex.corpus import generate_corpus
-from coretex.rerank import QwenReranker, RerankerUnavailable, build_tiny_qwen3
+from coretex.evaluator.corpus import generate_corpus
+from coretex.evaluator.rerank import QwenReranker, RerankerUnavailable, build_tiny_qwen3
 
 
 def main():

@@ -1,4 +1,4 @@
-"""The network simulator's long run (nbs/27_simulate): sustained evaluations per second over an epochs x patches run,
+"""The network simulator's long run (nbs/81_simulate): sustained evaluations per second over an epochs x patches run,
 and the evaluator's time per patch with its caches on (as the run uses it) against `EvalCache.none()` (the peer) on
 the same patches.
 
@@ -17,9 +17,9 @@ Run: python bench/bench_simulate.py [--epochs 500] [--patches 20] [--miners 8] [
 """
 import argparse, sys, time
 from dataclasses import replace
-from coretex.cache import EvalCache, open_corpus
-from coretex.evaluate import Evaluator, embedded_corpus, evaluate_patch
-from coretex.rerank import TokenOverlapReranker
+from coretex.evaluator.cache import EvalCache, open_corpus
+from coretex.evaluator.evaluate import Evaluator, embedded_corpus, evaluate_patch
+from coretex.evaluator.rerank import TokenOverlapReranker
 from coretex.simulate import SimConfig, simulate, draw_run
 
 FULL_EPOCHS, FULL_PATCHES = 500, 20

@@ -1,15 +1,15 @@
 """Stage-1 retrieval at corpus scale: BM25 top-100 and dense top-k, each against named peers in the same run.
 
-BM25: coretex.retrieval.BM25Index (sparse matrix product) vs bm25s and rank-bm25 (BM25Okapi), top-100 over
-the documents of a generated corpus. Dense: numpy matrix-vector + argpartition (coretex.retrieval.top_k) vs
+BM25: coretex.evaluator.retrieval.BM25Index (sparse matrix product) vs bm25s and rank-bm25 (BM25Okapi), top-100 over
+the documents of a generated corpus. Dense: numpy matrix-vector + argpartition (coretex.evaluator.retrieval.top_k) vs
 faiss-cpu IndexFlatIP, top-100 over N x 384 normalised float32 vectors.
 Run: python bench/bench_stage1.py [--docs 300000] [--queries 200]
 """
 import argparse, time
 import numpy as np
 from _util import timed
-from coretex.corpus import generate_corpus
-from coretex.retrieval import BM25Index, tokenize, top_k
+from coretex.evaluator.corpus import generate_corpus
+from coretex.evaluator.retrieval import BM25Index, tokenize, top_k
 
 
 def corpus_texts(n_docs: int):

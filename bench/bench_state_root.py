@@ -7,8 +7,8 @@ Run: python bench/bench_state_root.py [--seconds S]
 """
 import argparse, random
 from _util import rate
-from coretex.patch import apply_patch, make_patch
-from coretex.state import WORD_COUNT, merkle_levels, state_root, updated_levels
+from coretex.core.patch import apply_patch, make_patch
+from coretex.core.state import WORD_COUNT, merkle_levels, state_root, updated_levels
 
 
 def main():
@@ -32,7 +32,7 @@ def main():
     print(f"incremental root (4 cells) {incr:10.1f} updates/s   ratio incremental/full = {incr / full:.1f}x")
     print(f"apply_patch (decode+checks+incremental root) {applied:10.1f} patches/s   ratio vs full root = {applied / full:.1f}x")
     from Crypto.Hash import keccak as pycryptodome_keccak
-    from coretex.keccak import keccak256
+    from coretex.core.keccak import keccak256
     node = b"\x01" * 64
     ours = rate(lambda: keccak256(node), args.seconds)
     peer = rate(lambda: pycryptodome_keccak.new(digest_bits=256, data=node).digest(), args.seconds)

@@ -1,6 +1,6 @@
 """Sybil resistance of the seed rules, Loosh 1.2.8 and coretex's detector on one generated attack suite, in one run.
 
-The suite (coretex.sybil.attack_suite, seed 0) plants sybil groups with ground truth: exact copies and copies with
+The suite (coretex.consensus.sybil.attack_suite, seed 0) plants sybil groups with ground truth: exact copies and copies with
 5-40% of their tokens edited (synonyms, fillers, insertions, deletions, sentence shuffles), spread over their own
 IPs and coldkeys, one coldkey, or one IP; honest-only sets of 8-64; mixed sets; and groups of 2-32 keys in sets of
 16 and 64 for emissions. Printed: the calibration of coretex's thresholds on honest answers of a second suite
@@ -15,8 +15,7 @@ import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
-from coretex.sybil import (SYBIL_RULE_SETS, CopyDetector, EDIT_LEVELS, EmbeddingCache, attack_suite, recall_table, score_rule_set,
-                           share_table, word_overlap)
+from coretex.consensus.sybil import SYBIL_RULE_SETS, CopyDetector, EDIT_LEVELS, EmbeddingCache, attack_suite, recall_table, score_rule_set, share_table, word_overlap
 
 
 def calibration(suite: list, embed) -> str:

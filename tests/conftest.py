@@ -65,5 +65,5 @@ def genesis_file(tmp_path):
 
 @pytest.fixture(scope="session")
 def vectors():
-    from coretex.layout import fixture_text
+    from coretex.core.layout import fixture_text
     return {v["name"]: v for v in json.loads(fixture_text("state-root-vectors.json"))["vectors"]}

@@ -23,9 +23,9 @@ def abstain_patch(k: int = 0, parent=None) -> bytes:
     Under the reference's rules it raises the abstention component on a pack that holds an abstention probe and
     costs nothing elsewhere, so the verdict depends on the draw: an honest patch whose outcome varies with the block.
     """
-    from coretex.layout import encode_atom
-    from coretex.patch import make_patch
-    from coretex.state import GENESIS, state_root
+    from coretex.core.layout import encode_atom
+    from coretex.core.patch import make_patch
+    from coretex.core.state import GENESIS, state_root
     atom = encode_atom("missing_evidence", "top1_score", "abstain", "owner", 0xFFFF, budget=80, flags=1)
     return make_patch(state_root(parent or GENESIS), {640 + k: atom}, 0x07)
 

@@ -7,10 +7,10 @@ short deadlines); the large ones (1,010 and 5,000 connections, 500 jobs on 4 wor
 import http.client, json, os, signal, socket, subprocess, sys, threading, time
 from pathlib import Path
 import pytest
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
-from coretex.store import EmbeddedMongo, free_port
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import EmbeddedMongo, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from _service import call, env_for
@@ -37,7 +37,7 @@ def submit(port, miner, patch, epoch, source="127.0.0.1"):
 @pytest.fixture(scope="module")
 def front():
     "The HTTP front with a small configuration (4 connections per address, 40 in all, 1.5 s deadlines) over an app with no coordinator."
-    from coretex.coordinator import HttpIntake, make_app
+    from coretex.network.http import HttpIntake, make_app
     srv = HttpIntake(make_app(None), per_address=4, connections=40, head_timeout=1.5, body_timeout=1.5).start()
     try: yield srv
     finally: srv.stop(); srv._thread.join(10)
@@ -119,8 +119,8 @@ def test_options_and_unknown_methods_are_a_json_405(front, method):
 def world(tmp_path_factory):
     "A database server and one Evaluator for the in-process tests; each test takes a database of its own."
     import pymongo
-    from coretex.evaluate import Evaluator
-    from coretex.receipt import Signer
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.network.receipt import Signer
     tmp = tmp_path_factory.mktemp("world")
     with EmbeddedMongo(tmp / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as c:
         yield c, Evaluator(), Signer.load(tmp / "key", create=True)
@@ -129,8 +129,8 @@ def world(tmp_path_factory):
 @pytest.fixture
 def coord(world, request):
     "A coordinator on a fresh database with epoch 1 open on the genesis state."
-    from coretex.chain import Chain
-    from coretex.coordinator import Coordinator
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import Coordinator
     c, ev, signer = world
     co = Coordinator(c[request.node.name.replace("[", "_").replace("]", "")[:60]], Chain.connect(), ev, signer)
     co.open_epoch(1, GENESIS, b"\x01" * 32)
@@ -138,7 +138,7 @@ def coord(world, request):
 
 
 def test_many_new_keys_do_not_free_a_limited_one(coord):
-    from coretex.coordinator import RateLimiter, make_app
+    from coretex.network.http import RateLimiter, make_app
     limiter = RateLimiter(per_minute=2, max_keys=20)
     app = make_app(coord, limiter).test_client()
     post = lambda ip, epoch=1: app.post("/v1/patches", json={"miner": VICTIM, "patch": ELSEWHERE, "epochId": epoch}, environ_base={"REMOTE_ADDR": ip}).status_code
@@ -150,7 +150,7 @@ def test_many_new_keys_do_not_free_a_limited_one(coord):
 
 def damaged_jobs(coord, n: int) -> list:
     "n queued jobs whose stored patches are damaged, so each fails as soon as it is scored (and counts one evaluation)."
-    from coretex.keccak import from_hex
+    from coretex.core.keccak import from_hex
     root = from_hex(coord.store.epoch(1).root)
     ids = [coord.intake(VICTIM, make_patch(root, {60 + i: 1 << 48}, 0x02).hex(), 1)["jobId"] for i in range(n)]
     coord.store.db.jobs.update_many({"_id": {"$in": ids}}, {"$set": {"patch": "0x07"}})
@@ -158,8 +158,8 @@ def damaged_jobs(coord, n: int) -> list:
 
 
 def test_four_workers_score_each_job_once(coord):
-    from coretex.chain import Chain
-    from coretex.coordinator import Coordinator, work
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import Coordinator, work
     ids = damaged_jobs(coord, 24)
     peers = [Coordinator(coord.store.db, Chain.connect(), coord.ev, coord.signer) for _ in range(4)]   # a chain client each, as processes have
     ts = [threading.Thread(target=work, args=(p,), kwargs={"log": lambda m: None, "once": True, "poll": 0.05}) for p in peers]
@@ -170,7 +170,7 @@ def test_four_workers_score_each_job_once(coord):
 
 
 def test_a_dead_workers_lease_runs_out_and_the_job_is_retaken(coord):
-    from coretex.coordinator import work
+    from coretex.network.coordinator import work
     (job,) = damaged_jobs(coord, 1)
     coord.store.db.jobs.update_one({"_id": job}, {"$set": {"owner": "a worker that died", "lease": time.time() + 2}})
     t0 = time.monotonic()

@@ -6,10 +6,10 @@ import http.client, json, os, socket, subprocess
 from pathlib import Path
 import pytest
 from bad_input_cases import CLI, HTTP, FILES, markdown
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
-from coretex.store import EmbeddedMongo, free_port
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import EmbeddedMongo, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 LENS = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()

@@ -4,7 +4,7 @@ import json, sys
 import pytest
 from helpers import run_cli
 from test_evaluator_vectors import VEC, data, state
-from coretex.state import state_bytes
+from coretex.core.state import state_bytes
 
 pytestmark = pytest.mark.skipif(not (VEC / "cases.json.gz").exists(), reason="../shared/vectors is not beside the checkout")
 

@@ -4,10 +4,9 @@ from pathlib import Path
 import pytest
 import bm25s
 from helpers import run_cli
-from coretex.beliefs import (BeliefStore, BM25Backend, VectorBackend, Reference, Budget, build_context, clean_query,
-                             whole_name_tokens, tenure_fixture)
-from coretex.tenure import FIXTURE_FILES, EVAL_USER
-from coretex.store import open_db
+from coretex.beliefs.store import BeliefStore, BM25Backend, VectorBackend, Reference, Budget, build_context, clean_query, whole_name_tokens, tenure_fixture
+from coretex.beliefs.tenure import FIXTURE_FILES, EVAL_USER
+from coretex.network.store import open_db
 
 MIRROR = Path("/work/.mirror/tenurehq+tenure/repo")
 CURRENT_COMMIT = "dc348a8f006e7799f4ba0e0e97e1198669fc1752"
@@ -194,7 +193,7 @@ def test_index_follows_writes_and_equals_a_rebuild(db):
 
 def test_embeddings_cached_by_content(seeded):
     "A belief's text is embedded once per process, whichever backend or store asks; a changed text is embedded again."
-    from coretex.retrieval import Embedder
+    from coretex.toolkit.embeddings import Embedder
     seen = []
     class Counting(Embedder):
         def encode(self, texts, progress=False):
@@ -214,9 +213,9 @@ def test_embeddings_cached_by_content(seeded):
 def test_batched_embeddings_rank_as_one_at_a_time(db):
     "The vector suite embedding in length-sorted batches ranks every case exactly as embedding each text alone does."
     import numpy as np
-    from coretex import beliefs
-    from coretex.retrieval import Embedder
-    from coretex.tenure import run_suite
+    from coretex.beliefs import store as beliefs
+    from coretex.toolkit.embeddings import Embedder
+    from coretex.beliefs.tenure import run_suite
     class Switchable(Embedder):
         "MiniLM that records the size of each encode call and, when `alone`, embeds its texts one per forward pass."
         alone, calls = False, []
@@ -335,7 +334,7 @@ def test_eval_today_reference_fixtures(tmp_path, monkeypatch):
 
 
 from hypothesis import given, settings, strategies as st
-from coretex.beliefs import FieldIndex, expand, edit_distance_le1
+from coretex.beliefs.store import FieldIndex, expand, edit_distance_le1
 
 WORDS = st.text(alphabet="abc ", min_size=1, max_size=9)
 
@@ -356,7 +355,7 @@ def test_fuzzy_lookup_equals_a_full_scan(terms, removed, query):
 def test_vector_search_scores_every_live_belief(db):
     "On a store larger than Atlas's 150 candidates, the nearest belief is found even when it was written last."
     import numpy as np
-    from coretex.retrieval import DeterministicEmbedder
+    from coretex.evaluator.retrieval import DeterministicEmbedder
     class Unit(DeterministicEmbedder):
         "The hash embedder, normalised, so that a text's own vector is its unique nearest."
         def encode(self, texts, progress=False):

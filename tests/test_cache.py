@@ -3,12 +3,12 @@ byte-identical EvalReport.to_json(), and patches on one parent reuse the parent'
 import json
 import pytest
 from test_evaluator_vectors import VEC, data, state
-from coretex.cache import EvalCache
-from coretex.evaluate import Evaluator, evaluate_patch, order_query, rank_query, ranked, ranking_key
-from coretex.layout import encode_memory_slot, encode_temporal
-from coretex.state import GENESIS
-from coretex.keccak import from_hex
-from coretex.rerank import TokenOverlapReranker
+from coretex.evaluator.cache import EvalCache
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch, order_query, rank_query, ranked, ranking_key
+from coretex.core.layout import encode_memory_slot, encode_temporal
+from coretex.core.state import GENESIS
+from coretex.core.keccak import from_hex
+from coretex.evaluator.rerank import TokenOverlapReranker
 
 pytestmark = pytest.mark.skipif(not (VEC / "cases.json.gz").exists(), reason="../shared/vectors is not beside the checkout")
 
@@ -75,7 +75,7 @@ def test_a_patch_recomputes_exactly_the_queries_whose_key_it_changes(monkeypatch
     queries = corpus.hidden_events
     for q in queries: ranked(ev, parent, q)
     ordered = []
-    monkeypatch.setattr("coretex.evaluate.order_query", lambda e, v, q: ordered.append((e is ev, q["id"])) or order_query(e, v, q))
+    monkeypatch.setattr("coretex.evaluator.evaluate.order_query", lambda e, v, q: ordered.append((e is ev, q["id"])) or order_query(e, v, q))
     for child in (marked, anchored):
         pv, cv = ev.view(parent), ev.view(child)
         moved = {q["id"] for q in queries if ranking_key(ev, pv, q) != ranking_key(ev, cv, q)}

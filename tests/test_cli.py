@@ -1,9 +1,9 @@
 "The command-line contract of the protocol subcommands, run as a user runs them."
 import json, re, subprocess, sys
 from helpers import run_cli
-from coretex.keccak import keccak256, to_hex
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
+from coretex.core.keccak import keccak256, to_hex
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
 
 GENESIS_ROOT = "0xe026cc5a4aed3c22a58cbd3d2ac754c9352c5436f638042dca99034e83636516"
 
@@ -116,7 +116,7 @@ def test_demo_runs_and_reproduces_vectors(vectors, tmp_path, monkeypatch):
 
 
 def test_protocol_commands_do_not_import_ml_stack():
-    code = ("import sys; import coretex.cli, coretex.state, coretex.patch, coretex.seeds, coretex.layout;"
+    code = ("import sys; import coretex.cli, coretex.core.state, coretex.core.patch, coretex.core.seeds, coretex.core.layout;"
             "print(sorted(m for m in ('torch','transformers','sentence_transformers','sklearn','numpy','web3','pymongo') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "[]", r.stdout + r.stderr

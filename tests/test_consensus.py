@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 from helpers import run_cli
-from coretex.consensus import (ConsensusConfig, evaluate_challenge, ice_responses, base_emissions, top_score_bonus)
+from coretex.consensus.seed_rules import ConsensusConfig, evaluate_challenge, ice_responses, base_emissions, top_score_bonus
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def test_consensus_and_top_score_multipliers_are_applied(ice):
 
 
 def test_scores_follow_the_documented_formula(ice):
-    from coretex.retrieval import Embedder
+    from coretex.toolkit.embeddings import Embedder
     rows = ice_responses()
     E = Embedder().encode([r["text"] for r in rows])
     S = E @ E.T

@@ -2,8 +2,8 @@
 import json, os, subprocess
 from datetime import datetime, timedelta, timezone
 import pytest
-from coretex.consensus import ConsensusConfig, ConsensusResult, ConsensusStore, evaluate_challenge, ice_responses
-from coretex.store import EmbeddedMongo
+from coretex.consensus.seed_rules import ConsensusConfig, ConsensusResult, ConsensusStore, evaluate_challenge, ice_responses
+from coretex.network.store import EmbeddedMongo
 
 
 def test_huge_response_times_do_not_overflow_the_emissions():

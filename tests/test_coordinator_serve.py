@@ -1,7 +1,7 @@
 "`coretex coordinator serve` as a miner meets it: JSON over HTTP on loopback, a job evaluated in the background."
 import json, os, subprocess, time, urllib.error, urllib.request
-from coretex.state import GENESIS
-from coretex.store import EmbeddedMongo, free_port
+from coretex.core.state import GENESIS
+from coretex.network.store import EmbeddedMongo, free_port
 from helpers import abstain_patch
 
 

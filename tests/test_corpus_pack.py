@@ -1,4 +1,4 @@
-"""The packed corpus form (08b_cache `pack_corpus` / `open_corpus`) against the JSON form it was written from: the same
+"""The packed corpus form (35a_cache `pack_corpus` / `open_corpus`) against the JSON form it was written from: the same
 root, documents and events, the same stage-1 lists, and byte-identical evaluator reports on a sample of the evaluator
 vectors' 310 cases (every 10th, plus every case whose verdict is not a rejection: 46 of them); a damaged or truncated packed
 corpus is refused with one line on the command line."""
@@ -7,13 +7,13 @@ from functools import lru_cache
 import numpy as np
 import pytest
 from helpers import ROOT, run_cli
-from coretex.cache import PACK_HEADER, PackedCorpus, open_corpus, pack_corpus
-from coretex.corpus import CorpusError, load_corpus
-from coretex.evaluate import Evaluator, evaluate_patch
-from coretex.keccak import from_hex, to_hex
-from coretex.patch import apply_patch
-from coretex.rerank import TokenOverlapReranker
-from coretex.state import GENESIS
+from coretex.evaluator.cache import PACK_HEADER, PackedCorpus, open_corpus, pack_corpus
+from coretex.evaluator.corpus import CorpusError, load_corpus
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch
+from coretex.core.keccak import from_hex, to_hex
+from coretex.core.patch import apply_patch
+from coretex.evaluator.rerank import TokenOverlapReranker
+from coretex.core.state import GENESIS
 
 VEC = ROOT.parent / "shared" / "vectors" / "coretex" / "evaluator"
 pytestmark = pytest.mark.skipif(not (VEC / "cases.json.gz").exists(), reason="../shared/vectors is not beside the checkout")

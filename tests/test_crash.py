@@ -4,14 +4,14 @@ The database runs in its own process (the embedded MongoDB wire-protocol server)
 the coordinator's worker is a real `coretex coordinator work` process, killed with SIGKILL while it scores.
 """
 import os, signal, subprocess, time
-from coretex.chain import Chain
-from coretex.coordinator import Coordinator
-from coretex.evaluate import Evaluator, evaluate_patch
-from coretex.keccak import keccak256, from_hex
-from coretex.receipt import Signer
-from coretex.state import GENESIS
+from coretex.network.chain import Chain
+from coretex.network.coordinator import Coordinator
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch
+from coretex.core.keccak import keccak256, from_hex
+from coretex.network.receipt import Signer
+from coretex.core.state import GENESIS
 from helpers import abstain_patch
-from coretex.store import EmbeddedMongo
+from coretex.network.store import EmbeddedMongo
 
 SECRET = keccak256(b"crash test epoch secret")
 

@@ -2,14 +2,14 @@
 back) leaves the job to another worker once its lease runs out, and the advance is credited exactly once, whether it
 died before crediting or after crediting and before marking the job done; the verdict is not evaluated again."""
 import pytest
-from coretex.chain import Chain
-from coretex.coordinator import Coordinator, work
-from coretex.keccak import keccak256
-from coretex.evaluate import Evaluator
-import coretex.finalize   # noqa: F401  (adds epoch_verdicts to the store)
-from coretex.receipt import Signer
-from coretex.state import GENESIS
-from coretex.store import EmbeddedMongo
+from coretex.network.chain import Chain
+from coretex.network.coordinator import Coordinator, work
+from coretex.core.keccak import keccak256
+from coretex.evaluator.evaluate import Evaluator
+import coretex.network.finalize   # noqa: F401  (adds epoch_verdicts to the store)
+from coretex.network.receipt import Signer
+from coretex.core.state import GENESIS
+from coretex.network.store import EmbeddedMongo
 from helpers import abstain_patch
 
 

@@ -38,10 +38,11 @@ def test_shows_something_reads_cells_as_a_reader_would():
 
 
 def test_every_module_has_its_notebook():
-    mods = {p.stem for p in (ROOT / "coretex").glob("*.py")} - {"_modidx"}
-    exported = {line.split()[-1] for nb in NOTEBOOKS for c in nbformat.read(nb, as_version=4).cells
-                for line in c.source.splitlines() if line.startswith("#| default_exp")}
-    assert mods == exported
+    from coretex.docs import module_of
+    from coretex.layers import module_name
+    mods = {module_name(p, ROOT / "coretex") for p in (ROOT / "coretex").rglob("*.py")} - {"coretex._modidx"}
+    exported = [module_of(nb) for nb in NOTEBOOKS]
+    assert sorted(mods) == sorted(exported)   # each module its own notebook, once
 
 
 def test_every_public_function_and_class_has_a_docstring():
@@ -59,8 +60,8 @@ def test_every_public_function_and_class_has_a_docstring():
 
 def test_from_coretex_import_gives_each_module_s_own_objects():
     import coretex
-    from coretex.evaluate import Evaluator
-    from coretex.state import GENESIS
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.core.state import GENESIS
     from coretex import Evaluator as E, GENESIS as G, evaluate_patch, state_root, apply_patch
     assert E is Evaluator and G is GENESIS and callable(evaluate_patch) and callable(state_root) and callable(apply_patch)
     assert set(coretex.__all__) <= set(dir(coretex)) and coretex.__version__
@@ -68,7 +69,7 @@ def test_from_coretex_import_gives_each_module_s_own_objects():
 
 
 def test_import_coretex_is_quick_and_loads_no_evaluator():
-    probe = "import sys, coretex; print(sorted(m for m in ('torch', 'web3', 'transformers', 'coretex.evaluate') if m in sys.modules))"
+    probe = "import sys, coretex; print(sorted(m for m in ('torch', 'web3', 'transformers', 'coretex.evaluator.evaluate') if m in sys.modules))"
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]", r.stdout
     seconds = []

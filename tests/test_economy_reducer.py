@@ -1,10 +1,11 @@
 """coretex's reducer, funding transaction and verify-epoch against every case of the reference's economy vectors
 (one test item per function), and the Python contract of the vectors' README importable from coretex.economy."""
-import re
+import importlib, re
 import pytest
 from economy_vectors import VECTORS, VECTORS_PRESENT, agree, all_agree, args, cases, diff
-from coretex.patch import decode_patch
-from coretex import funding, reducer, verify_epoch as ve
+from coretex.core.patch import decode_patch
+from coretex.economy import funding, reducer
+ve = importlib.import_module("coretex.economy.verify_epoch")   # the package's `verify_epoch` is the function
 
 pytestmark = VECTORS_PRESENT
 
@@ -93,8 +94,8 @@ def test_contract_imports_from_economy():
 
 def random_epoch(rng, parent):
     "Patches on `parent` over a small pool of cells (overlaps, no-ops, reserved-bit writes, ties), some on another root."
-    from coretex.patch import make_patch
-    from coretex.state import state_root
+    from coretex.core.patch import make_patch
+    from coretex.core.state import state_root
     root, pool = state_root(parent), [11, 40, 41, 42, 100, 101, 700, 701]
     wires = []
     for _ in range(rng.randint(0, 12)):
@@ -113,9 +114,9 @@ def stub_offer(wire: bytes) -> dict:
 def test_every_reduced_epoch_verifies():
     "An epoch finalized by the reducer (stub gains, threshold 0) is reproduced by verify_epoch, strict checks included."
     import random
-    from coretex.keccak import to_hex
-    from coretex.patch import patch_hash
-    from coretex.state import GENESIS, state_root
+    from coretex.core.keccak import to_hex
+    from coretex.core.patch import patch_hash
+    from coretex.core.state import GENESIS, state_root
     rng, codes, kept = random.Random(23), set(), 0
     for n in range(60):
         parent = GENESIS if n % 2 else reducer.reduce(GENESIS, list(map(stub_offer, random_epoch(rng, GENESIS)))).new_state

@@ -4,16 +4,9 @@ error raised as its Python counterpart. One test per function runs all of its ca
 import json, os, random, shutil, subprocess
 import pytest
 from economy_vectors import VECTORS_PRESENT, agree, all_agree, args, cases
-from coretex.difficulty import (MAX_IMPROVEMENT_PPM, MIN_IMPROVEMENT_PPM, difficulty_histogram, difficulty_trajectory,
-                                is_major_delta, next_min_improvement_ppm)
-from coretex.work_units import (CORETEX_WORK_RULES_VERSION, DEFAULT_CORETEX_WORK_POLICY_HASH, LANE_CORETEX,
-                                OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE, WORK_BPS_DIVISOR,
-                                assert_valid_core_tex_work_policy, compute_core_tex_screener_threshold_ppm,
-                                compute_core_tex_work_units_bps, core_tex_work_policy_hash,
-                                evaluate_core_tex_work_qualification)
-from coretex.eligibility import (BPS_DIVISOR, MERGE_MULTIPLIER_BPS, assert_bonus_within_cap, build_epoch_bonus_leaves,
-                                 build_epoch_eligibility, compute_epoch_total_bonus, compute_miner_bonus,
-                                 locale_compare_key, miner_has_merge, miner_screener_credits)
+from coretex.economy.difficulty import MAX_IMPROVEMENT_PPM, MIN_IMPROVEMENT_PPM, difficulty_histogram, difficulty_trajectory, is_major_delta, next_min_improvement_ppm
+from coretex.economy.work_units import CORETEX_WORK_RULES_VERSION, DEFAULT_CORETEX_WORK_POLICY_HASH, LANE_CORETEX, OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE, WORK_BPS_DIVISOR, assert_valid_core_tex_work_policy, compute_core_tex_screener_threshold_ppm, compute_core_tex_work_units_bps, core_tex_work_policy_hash, evaluate_core_tex_work_qualification
+from coretex.economy.eligibility import BPS_DIVISOR, MERGE_MULTIPLIER_BPS, assert_bonus_within_cap, build_epoch_bonus_leaves, build_epoch_eligibility, compute_epoch_total_bonus, compute_miner_bonus, locale_compare_key, miner_has_merge, miner_screener_credits
 
 pytestmark = VECTORS_PRESENT
 

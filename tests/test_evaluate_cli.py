@@ -2,10 +2,10 @@
 import gzip, json
 import pytest
 from helpers import run_cli, ROOT
-from coretex.keccak import keccak256
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
+from coretex.core.keccak import keccak256
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
 
 BLOCK = "0x" + keccak256(b"cli block").hex()
 LENS = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()

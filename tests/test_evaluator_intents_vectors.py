@@ -8,12 +8,12 @@ import gzip, json
 from functools import lru_cache
 import pytest
 from helpers import ROOT, sampled
-from coretex.corpus import load_corpus
-from coretex.evaluate import Evaluator, run_pack, evaluate_patch, seed_inputs_for
-from coretex.keccak import from_hex, to_hex
-from coretex.patch import apply_patch
-from coretex.rerank import TokenOverlapReranker
-from coretex.state import GENESIS, state_root
+from coretex.evaluator.corpus import load_corpus
+from coretex.evaluator.evaluate import Evaluator, run_pack, evaluate_patch, seed_inputs_for
+from coretex.core.keccak import from_hex, to_hex
+from coretex.core.patch import apply_patch
+from coretex.evaluator.rerank import TokenOverlapReranker
+from coretex.core.state import GENESIS, state_root
 
 VEC = ROOT.parent / "shared" / "vectors" / "coretex" / "evaluator-intents"
 pytestmark = pytest.mark.skipif(not (VEC / "cases.json.gz").exists(), reason="../shared/vectors is not beside the checkout")

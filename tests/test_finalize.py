@@ -6,14 +6,14 @@ claim and verify it, refusing tampered ones."""
 import json
 import pymongo
 import pytest
-from coretex.chain import Chain
-from coretex.coordinator import Coordinator
-from coretex.evaluate import Evaluator
-from coretex.finalize import EconomyPolicy, FinalizeError
-from coretex.keccak import keccak256, from_hex, to_hex
-from coretex.receipt import Signer
-from coretex.state import GENESIS, state_root
-from coretex.store import EmbeddedMongo
+from coretex.network.chain import Chain
+from coretex.network.coordinator import Coordinator
+from coretex.evaluator.evaluate import Evaluator
+from coretex.network.finalize import EconomyPolicy, FinalizeError
+from coretex.core.keccak import keccak256, from_hex, to_hex
+from coretex.network.receipt import Signer
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import EmbeddedMongo
 from helpers import abstain_patch, accepted_job, run_cli
 
 A, B = "0x" + "a1" * 20, "0x" + "b2" * 20

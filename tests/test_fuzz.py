@@ -1,10 +1,10 @@
 "Fuzzing the patch entry points: only typed errors ever escape, valid patches round-trip, and the incremental child (root and faults) equals a full rebuild."
 import random
 from hypothesis import given, settings, strategies as st, HealthCheck
-from coretex.fuzz import drive, fuzz_cases, mutate
-from coretex.layout import first_fault, state_faults
-from coretex.patch import MAX_WORDS, PATCH_TYPES, Patch, PatchError, apply_to, decode_patch, encode_patch, prepare, type_refusal
-from coretex.state import GENESIS, WORD_COUNT, state_root
+from coretex.core.fuzz import drive, fuzz_cases, mutate
+from coretex.core.layout import first_fault, state_faults
+from coretex.core.patch import MAX_WORDS, PATCH_TYPES, Patch, PatchError, apply_to, decode_patch, encode_patch, prepare, type_refusal
+from coretex.core.state import GENESIS, WORD_COUNT, state_root
 
 GENESIS_PARENT = prepare(GENESIS)
 ROOT = GENESIS_PARENT.root

@@ -3,7 +3,7 @@ state files, and consensus JSON-lines files. Each gives a value or its typed ref
 import io, contextlib, json
 from hypothesis import HealthCheck, given, settings, strategies as st
 from coretex.cli import main
-from coretex.coordinator import Refusal, Submission, parse_json, parse_submission
+from coretex.network.coordinator import Refusal, Submission, parse_json, parse_submission
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=50),
                            lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4), max_leaves=20)
@@ -44,8 +44,8 @@ lines = st.one_of(st.binary(max_size=200), json_values.map(json.dumps).map(str.e
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(lines, min_size=1, max_size=4))
 def test_consensus_files_are_read_or_refused_in_one_line(tmp_path, rows):
-    from coretex.cli import CliError, read_jsonl
-    from coretex.consensus import check_response
+    from coretex.cli.common import CliError, read_jsonl
+    from coretex.consensus.seed_rules import check_response
     f = tmp_path / "r.jsonl"
     f.write_bytes(b"\n".join(r.replace(b"\n", b" ") for r in rows))
     try: got = read_jsonl(f, check_response)

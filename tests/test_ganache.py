@@ -7,13 +7,13 @@ import json, os, shutil, socket, subprocess, time
 from pathlib import Path
 import pytest
 from helpers import run_cli, accepted_job
-from coretex.chain import Chain
-from coretex.coordinator import Coordinator
-from coretex.evaluate import Evaluator
-from coretex.keccak import keccak256, to_hex
-from coretex.receipt import Signer, artifact_hash
-from coretex.state import GENESIS
-from coretex.store import open_db
+from coretex.network.chain import Chain
+from coretex.network.coordinator import Coordinator
+from coretex.evaluator.evaluate import Evaluator
+from coretex.core.keccak import keccak256, to_hex
+from coretex.network.receipt import Signer, artifact_hash
+from coretex.core.state import GENESIS
+from coretex.network.store import open_db
 
 GANACHE = "ganache@7.9.2"
 

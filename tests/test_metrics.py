@@ -1,8 +1,8 @@
-"coretex.metrics.ndcg_at_k against an independent implementation (ranx) and a hand-computed fractional case."
+"coretex.evaluator.metrics.ndcg_at_k against an independent implementation (ranx) and a hand-computed fractional case."
 import math, random
 import pytest
 from ranx import Qrels, Run, evaluate
-from coretex.metrics import ndcg_at_k
+from coretex.evaluator.metrics import ndcg_at_k
 
 
 def test_ndcg_matches_ranx_exponential_gain_on_integer_grades():

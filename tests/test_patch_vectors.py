@@ -3,9 +3,9 @@ import gzip, json
 from collections import Counter
 import pytest
 from helpers import ROOT, run_cli
-from coretex.keccak import to_hex
-from coretex.patch import PatchError, apply_to, parse_patch_hex, prepare
-from coretex.state import parse_state
+from coretex.core.keccak import to_hex
+from coretex.core.patch import PatchError, apply_to, parse_patch_hex, prepare
+from coretex.core.state import parse_state
 
 VECTORS = ROOT.parent / "shared" / "vectors" / "coretex" / "patch-apply.json.gz"
 

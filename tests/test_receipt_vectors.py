@@ -6,13 +6,10 @@ BotcoinMiningV4 contract produced; nothing here is computed by the code under te
 import json
 import pytest
 from helpers import ROOT
-from coretex.keccak import from_hex, to_hex, canonical_json
-from coretex.patch import apply_patch
-from coretex.state import GENESIS, state_root
-from coretex.receipt import (from_message, to_message, encode_struct, struct_hash, domain_separator, receipt_digest, Signer,
-                             recover_signer, receipt_hash, submit_calldata, decode_calldata, EpochContext, ChainCursor,
-                             StateAdvance, PerPatchReceipt, build_artifact, artifact_hash, build_receipt, sign_receipt,
-                             public_receipt, secret_commitment)
+from coretex.core.keccak import from_hex, to_hex, canonical_json
+from coretex.core.patch import apply_patch
+from coretex.core.state import GENESIS, state_root
+from coretex.network.receipt import from_message, to_message, encode_struct, struct_hash, domain_separator, receipt_digest, Signer, recover_signer, receipt_hash, submit_calldata, decode_calldata, EpochContext, ChainCursor, StateAdvance, PerPatchReceipt, build_artifact, artifact_hash, build_receipt, sign_receipt, public_receipt, secret_commitment
 
 V = json.loads((ROOT.parent / "shared" / "vectors" / "coretex" / "receipts" / "vectors.json").read_text())
 KEY = Signer(from_hex(V["testKeys"]["coordinatorSigner"]["privateKey"]))

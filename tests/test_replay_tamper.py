@@ -1,16 +1,16 @@
 "Each protocol field of a coordinator's envelope, tampered with alone, is caught by its own check with the protocol's code."
 import copy, dataclasses, tempfile
 import pytest
-from coretex.chain import Chain
-from coretex.coordinator import Coordinator
-from coretex.evaluate import Evaluator
-from coretex.keccak import keccak256, to_hex, from_hex
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.receipt import Signer, artifact_hash, decode_calldata, submit_calldata
-from coretex.replay import ChainBlocks, evaluator_scorer, replay_envelope
-from coretex.state import GENESIS, state_root
-from coretex.store import open_db
+from coretex.network.chain import Chain
+from coretex.network.coordinator import Coordinator
+from coretex.evaluator.evaluate import Evaluator
+from coretex.core.keccak import keccak256, to_hex, from_hex
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.network.receipt import Signer, artifact_hash, decode_calldata, submit_calldata
+from coretex.network.replay import ChainBlocks, evaluator_scorer, replay_envelope
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import open_db
 from helpers import accepted_job
 
 SECRET = keccak256(b"tamper epoch secret")
@@ -157,7 +157,7 @@ def test_cli_replay_reads_the_envelope_and_refuses_bad_input(signed, tmp_path):
 
 def test_a_parent_state_that_is_not_the_receipts_fails_the_rescore(signed):
     "The scorer refuses to rescore on another state: a failed check after the ones that passed, not an exception."
-    from coretex.patch import apply_patch
+    from coretex.core.patch import apply_patch
     env, chain, ev = signed
     other = apply_patch(GENESIS, make_patch(state_root(GENESIS), {700: encode_relation("supports")}, 0x04)).words
     v = replay_envelope(env, ChainBlocks(chain), evaluator_scorer(ev, other, 5), SECRET)

@@ -7,10 +7,10 @@ not found; the scorer looks each seed up in the vector's table.
 import json, re
 import pytest
 from helpers import ROOT
-from coretex.keccak import keccak256, from_hex, to_hex, canonical_json
-from coretex.receipt import PerPatchReceipt, artifact_hash
-from coretex.replay import ReplayDeps, TableBlocks, verify_per_patch, verify_artifact
-from coretex.seeds import SeedError
+from coretex.core.keccak import keccak256, from_hex, to_hex, canonical_json
+from coretex.network.receipt import PerPatchReceipt, artifact_hash
+from coretex.network.replay import ReplayDeps, TableBlocks, verify_per_patch, verify_artifact
+from coretex.core.seeds import SeedError
 
 V = json.loads((ROOT.parent / "shared" / "vectors" / "coretex" / "receipts" / "vectors.json").read_text())
 

@@ -8,10 +8,10 @@ behind, an orphaned database, a silent restart on a revealed epoch, mixed dateti
 import json, os, signal, socket, subprocess, sys, threading, time, urllib.error, urllib.request
 from pathlib import Path
 import pytest
-from coretex.layout import encode_relation
-from coretex.patch import make_patch
-from coretex.state import GENESIS, state_root
-from coretex.store import EmbeddedMongo, free_port
+from coretex.core.layout import encode_relation
+from coretex.core.patch import make_patch
+from coretex.core.state import GENESIS, state_root
+from coretex.network.store import EmbeddedMongo, free_port
 
 LENS = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04).hex()
 MINER = "0x" + "42" * 20
@@ -121,7 +121,7 @@ def test_a_patch_with_spaces_is_refused_like_a_miner_with_spaces(served):
 
 
 def test_rejected_requests_leave_the_rate_limiter_bounded(tmp_path):
-    from coretex.coordinator import HttpIntake, RateLimiter, make_app
+    from coretex.network.http import HttpIntake, RateLimiter, make_app
     limiter = RateLimiter(per_minute=10, max_keys=100)
     srv = HttpIntake(make_app(None, limiter)).start()                     # refused before any coordinator is asked
     try:
@@ -138,10 +138,10 @@ def test_rejected_requests_leave_the_rate_limiter_bounded(tmp_path):
 def coordinator(tmp_path):
     "An in-process coordinator over a database server of its own."
     import pymongo
-    from coretex.chain import Chain
-    from coretex.coordinator import Coordinator
-    from coretex.evaluate import Evaluator
-    from coretex.receipt import Signer
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import Coordinator
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.network.receipt import Signer
     with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
         coord = Coordinator(client.coretex, Chain.connect(), Evaluator(), Signer.load(tmp_path / "key", create=True))
         coord.open_epoch(1, GENESIS, b"\x01" * 32)
@@ -150,8 +150,8 @@ def coordinator(tmp_path):
 
 def test_intake_with_the_chain_down_leaves_no_in_flight_mark(coordinator):
     from web3 import Web3
-    from coretex.chain import Chain
-    from coretex.coordinator import IntakeError
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import IntakeError
     coord, db = coordinator
     live, coord.chain = coord.chain, Chain(Web3(Web3.HTTPProvider("http://127.0.0.1:1", request_kwargs={"timeout": 1})))
     with pytest.raises(IntakeError, match="chain_unavailable"): coord.intake(MINER, LENS, 1)
@@ -161,7 +161,7 @@ def test_intake_with_the_chain_down_leaves_no_in_flight_mark(coordinator):
 
 
 def test_the_worker_records_any_exception_and_goes_on(coordinator):
-    from coretex.coordinator import work, TIMES
+    from coretex.network.coordinator import work, TIMES
     coord, db = coordinator
     broken = coord.intake(MINER, make_patch(state_root(GENESIS), {40: 1 << 48}, 0x02).hex(), 1)["jobId"]
     db.jobs.update_one({"_id": broken}, {"$set": {"patch": "0xzz"}})          # a corrupted record: not a chain or patch error
@@ -206,7 +206,7 @@ def test_one_database_log_per_data_folder(tmp_path):
 
 
 def test_an_internal_error_is_a_json_500_and_logged(caplog):
-    from coretex.coordinator import HttpIntake, make_app
+    from coretex.network.http import HttpIntake, make_app
     srv = HttpIntake(make_app(None)).start()                      # no coordinator behind it: every read fails inside the app
     try: assert call(f"http://127.0.0.1:{srv.port}/v1/jobs/x") == (500, {"error": "internal", "message": "internal error (logged by the coordinator)"})
     finally: srv.stop()

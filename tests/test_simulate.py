@@ -1,14 +1,14 @@
-"The network simulator (nbs/27_simulate): determinism, the reducer/controller wiring, the copycat, the trajectory on disk, the CLI."
+"The network simulator (nbs/81_simulate): determinism, the reducer/controller wiring, the copycat, the trajectory on disk, the CLI."
 import json, subprocess
 from dataclasses import replace
 import pytest
-from coretex.difficulty import next_min_improvement_ppm
-from coretex.evaluate import Evaluator
-from coretex.patch import decode_patch
-from coretex.rerank import TokenOverlapReranker
+from coretex.economy.difficulty import next_min_improvement_ppm
+from coretex.evaluator.evaluate import Evaluator
+from coretex.core.patch import decode_patch
+from coretex.evaluator.rerank import TokenOverlapReranker
 from coretex.simulate import SimConfig, Simulation, run_epoch, simulate, read_trajectory, STRATEGIES
-from coretex.keccak import to_hex
-from coretex.state import GENESIS, state_root
+from coretex.core.keccak import to_hex
+from coretex.core.state import GENESIS, state_root
 
 CFG = SimConfig(epochs=3, miners=4, seed=5, patches_per_epoch=5)
 

@@ -2,7 +2,7 @@
 import os, signal, subprocess, sys, time
 import pytest
 
-START = ("from coretex.store import EmbeddedMongo; import sys, time; "
+START = ("from coretex.network.store import EmbeddedMongo; import sys, time; "
          "m = EmbeddedMongo(sys.argv[1]).start(); print(m.proc.pid, flush=True); time.sleep(120)")
 
 

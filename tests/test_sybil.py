@@ -3,8 +3,7 @@ import random, re
 from collections import Counter
 from pathlib import Path
 import pytest
-from coretex.sybil import (Attack, EDIT_LEVELS, EmbeddingCache, GeneratorError, attack_suite, coretex_emissions, detect_copies,
-                           edit_copy, honest_answer, make_scenario, word_overlap)
+from coretex.consensus.sybil import Attack, EDIT_LEVELS, EmbeddingCache, GeneratorError, attack_suite, coretex_emissions, detect_copies, edit_copy, honest_answer, make_scenario, word_overlap
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "sybil" / "minilm-small.npz"
 

@@ -8,10 +8,10 @@ from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from helpers import ROOT
-from coretex.chain import Chain
+from coretex.network.chain import Chain
 from coretex.cli import main
-from coretex.finalize import LogEmitter, emit_epoch
-from coretex.state import state_bytes
+from coretex.network.finalize import LogEmitter, emit_epoch
+from coretex.core.state import state_bytes
 
 VEC = ROOT.parent / "shared" / "vectors" / "coretex" / "economy" / "vectors.json.gz"
 pytestmark = pytest.mark.skipif(not VEC.exists(), reason="../shared/vectors is not beside the checkout")
