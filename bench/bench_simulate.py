@@ -43,13 +43,19 @@ def series(out, seeds) -> dict:
 
 
 def peer(cfg: SimConfig, spec: RunSpec, epochs: int) -> dict:
-    "The same seed with screens on and off: seconds per epoch of each and whether every verdict agrees."
-    ev, c = evaluator_for(spec), replace(cfg, epochs=epochs)
-    on, off = simulate(ev, c), simulate(ev, replace(c, screens=False))
+    "The same seed with screens on and off, each on a fresh evaluator (cold caches both): CPU and wall seconds, and whether every verdict agrees."
+    from coretex.evaluator.evaluate import Evaluator
+    from coretex.evaluator.rerank import make_reranker
+    out, recs = {}, {}
+    for name, c in (("screens", replace(cfg, epochs=epochs)), ("no_screens", replace(cfg, epochs=epochs, screens=False))):
+        ev = Evaluator(evaluator_for(spec).corpus, reranker=make_reranker(spec.reranker, None))
+        t, cpu = time.perf_counter(), time.process_time()
+        run = simulate(ev, c)
+        out |= {f"{name}_s": time.perf_counter() - t, f"{name}_cpu_s": time.process_time() - cpu, f"{name}_evaluations": run.evaluations}
+        recs[name] = run.records
+        if name == "screens": out["screened"] = run.screened
     key = lambda r: (r.threshold_ppm, r.next_threshold_ppm, r.advances, r.quality_attempts, r.state_root, r.outcomes, r.advanced, r.credits)
-    return {"epochs": epochs, "screens_s": on.seconds, "no_screens_s": off.seconds, "screens_evaluations": on.evaluations,
-            "screened": on.screened, "no_screens_evaluations": off.evaluations,
-            "identical": [key(r) for r in on.records] == [key(r) for r in off.records]}
+    return {"epochs": epochs, **out, "identical": [key(r) for r in recs["screens"]] == [key(r) for r in recs["no_screens"]]}
 
 
 def main():
@@ -78,33 +84,40 @@ def main():
     wall = time.perf_counter() - t0
     per, spent = summary["per_seed"], summary["spent"]
     ran = a.seeds * a.epochs - before
+    old = json.loads(Path(a.results).read_text()) if a.results and Path(a.results).exists() else None
+    if ran == 0:   # the folder held the whole run: keep the measured call's provenance, refresh the rest
+        print("the folder holds the whole run already: nothing to time" + (f"; the measured call was: {old['provenance']}" if old else ""))
     evals, screened = sum(x["evaluations"] for x in spent), sum(x["screened"] for x in spent)
     busy, cpu = sum(x["seconds"] for x in spent), sum(x["cpu_seconds"] for x in spent)
     print(f"load after: {load()}")
-    print(f"wall {wall:.0f}s ({wall / 60:.1f} min) for {ran} epochs ({before} were in the folder already) on {a.workers} workers, "
-          f"Ray start and model loads included")
-    print(f"this call: {evals:,} evaluations, sustained {evals / busy:.2f}/s per worker ({evals / cpu:.2f} per CPU second), "
-          f"{evals / wall:.2f}/s over the wall; {screened:,} screened")
-    print(f"per epoch on one worker: {busy / ran:.3f}s of wall, {cpu / ran:.3f}s of CPU (the load shares the cores: CPU time is "
-          f"what an idle core would take)")
+    k = max(1, a.workers)
+    if ran:
+        print(f"wall {wall:.0f}s ({wall / 60:.1f} min) for {ran} epochs ({before} were in the folder already) on {a.workers} workers, "
+              f"Ray start and model loads included")
+        print(f"this call: {evals:,} evaluations, sustained {evals / busy:.2f}/s per worker ({evals / cpu:.2f} per CPU second), "
+              f"{evals / wall:.2f}/s over the wall; {screened:,} screened")
+        print(f"per epoch on one worker: {busy / ran:.3f}s of wall, {cpu / ran:.3f}s of CPU (the load shares the cores: CPU time is "
+              f"what an idle core would take)")
     for s, m in zip(seeds, per):
         print(f"  seed {s}: {m['advances']} advances {m['advances_by_family']}, {m['major_deltas']} major deltas, "
               f"{m['evaluations']} evaluations, {m['screened']} screened, {m['seconds']:.0f}s")
     print(metrics_table({"in-loop": per}))
-    k = max(1, a.workers)
-    idle = cpu / ran * FULL_SEEDS * FULL_EPOCHS / k
-    print(f"EXTRAPOLATED from CPU time, not measured as wall time: {FULL_SEEDS} x {FULL_EPOCHS} on {k} idle cores ~ {idle / 60:.1f} min "
-          f"of seeds ({cpu / ran:.3f} CPU s an epoch x {FULL_SEEDS * FULL_EPOCHS} / {k}), plus the start-up (Ray, one evaluator a worker)")
+    if ran:
+        idle = cpu / ran * FULL_SEEDS * FULL_EPOCHS / k
+        print(f"EXTRAPOLATED from CPU time, not measured as wall time: {FULL_SEEDS} x {FULL_EPOCHS} on {k} idle cores ~ {idle / 60:.1f} min "
+              f"of seeds ({cpu / ran:.3f} CPU s an epoch x {FULL_SEEDS * FULL_EPOCHS} / {k}), plus the start-up (Ray, one evaluator a worker)")
     p = peer(cfg, spec, a.peer_epochs)
-    print(f"peer (seed 0, {p['epochs']} epochs): screens on {p['screens_s']:.1f}s ({p['screens_evaluations']} evaluations, "
-          f"{p['screened']} screened), screens off {p['no_screens_s']:.1f}s ({p['no_screens_evaluations']} evaluations): "
-          f"the screens are {p['no_screens_s'] / p['screens_s']:.2f}x; every verdict identical: {p['identical']}")
+    print(f"peer (seed 0, {p['epochs']} epochs, each on a fresh evaluator): screens on {p['screens_cpu_s']:.1f} CPU s "
+          f"({p['screens_evaluations']} evaluations, {p['screened']} screened), screens off {p['no_screens_cpu_s']:.1f} CPU s "
+          f"({p['no_screens_evaluations']} evaluations): the screens are {p['no_screens_cpu_s'] / p['screens_cpu_s']:.2f}x; "
+          f"every verdict identical: {p['identical']}")
     if a.results:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-        doc = {"provenance": {"command": "python bench/bench_simulate.py " + " ".join(sys.argv[1:]), "commit": commit,
-                              "date": time.strftime("%Y-%m-%d"), "load_after": load(), "cores": os.cpu_count(), "wall_s": round(wall),
-                              "workers": a.workers, "epochs_this_call": ran, "cpu_s_this_call": round(cpu),
-                              "evaluations_this_call": evals, "screened_this_call": screened},
+        measured = {"command": "python bench/bench_simulate.py " + " ".join(sys.argv[1:]), "commit": commit,
+                    "date": time.strftime("%Y-%m-%d"), "load_after": load(), "cores": os.cpu_count(), "wall_s": round(wall),
+                    "workers": a.workers, "epochs_this_call": ran, "cpu_s_this_call": round(cpu),
+                    "evaluations_this_call": evals, "screened_this_call": screened}
+        doc = {"provenance": measured if ran or not old else old["provenance"],
                "config": cfg.to_json(), "spec": summary["spec"], "seeds": seeds, "per_seed": per, "aggregate": summary["aggregate"],
                "series": series(out, seeds), "calibration": json.loads((out / "calibration.json").read_text()), "peer": p}
         Path(a.results).write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")

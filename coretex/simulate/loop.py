@@ -219,8 +219,8 @@ def epoch_rewards(fin) -> tuple:
     bases = {c["miner"]: c["claim_base"] for c in fin.claim_bases}
     return {m: bases.get(m, 0) + bonus.get(m, 0) for m in set(bases) | set(bonus)}, bonus
 
-# %% ../../nbs/81c_loop.ipynb #cdf0c920
-ORACLE_OF = {"temporal2": "temporal", "mixed": "temporal", "false_stale": "temporal", **{f: f for f in ORACLE}}
+# %% ../../nbs/81c_loop.ipynb #12292fdc
+ORACLE_OF = {"temporal2": "temporal", "mixed": "temporal", **{f: f for f in ORACLE}}   # family -> the oracle's lever whose headroom it draws on
 
 def check_frontier(corpus, cfg: SimConfig, profile) -> Frontier:
     "The run's frontier; a SimError if its first pool cannot fill a pack (checked before any model loads)."

@@ -6,11 +6,12 @@
 __all__ = ['WORST_IS_MAX', 'TABLE', 'longest_run', 'gini', 'entropy_norm', 'acceptance', 'windows', 'credit_shares',
            'window_ginis', 'equal_skill_gini', 'run_metrics', 'aggregate', 'metrics_table']
 
-# %% ../../nbs/81d_metrics.ipynb #79e2580d
+# %% ../../nbs/81d_metrics.ipynb #b6ebb267
 import math, random
 from collections import Counter
 from ..economy.difficulty import clamp_window
 from .miners import roster
+from .headroom import HONEST_ORACLE
 
 # %% ../../nbs/81d_metrics.ipynb #7ca00385
 def longest_run(flags) -> int:
@@ -71,7 +72,7 @@ def run_metrics(records: list, cfg) -> dict:
     E, target = len(records), cfg.target_advances
     floor, ceiling = clamp_window(cfg.min_clamp_ppm, cfg.max_clamp_ppm)
     adv = [r.advances for r in records]
-    potential = [any(v > 0 for v in r.headroom.values()) for r in records]
+    potential = [any(r.headroom.get(k, 0) > 0 for k in HONEST_ORACLE) for r in records]
     fams = Counter(a[2] for r in records for a in r.advanced if a[1] == "honest")
     at_floor, at_ceiling = [r.threshold_ppm <= floor for r in records], [r.threshold_ppm >= ceiling for r in records]
     plateau = [c and p and a < target for c, p, a in zip(at_ceiling, potential, adv)]

@@ -58,7 +58,9 @@ def evaluator_for(spec: RunSpec):
         _EVALUATORS[key] = Evaluator(corpus_of(spec.corpus), reranker=None if spec.reranker == "embedded" else make_reranker(spec.reranker, None))
     return _EVALUATORS[key]
 
-def seed_folder(out, seed: int) -> Path: return Path(out) / f"seed-{seed:04d}"
+def seed_folder(out, seed: int) -> Path:
+    "A seed's folder in a run's folder: OUT/seed-NNNN."
+    return Path(out) / f"seed-{seed:04d}"
 
 def finished(folder, cfg: SimConfig) -> bool:
     "Whether a seed's folder holds the whole run of `cfg`."

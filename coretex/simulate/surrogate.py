@@ -6,8 +6,9 @@
 __all__ = ['reach', 'curve_key', 'Curve', 'measure_curves', 'Calibration', 'family_counts', 'calibrate', 'spend',
            'surrogate_family', 'surrogate_epoch', 'surrogate_run']
 
-# %% ../../nbs/81e_surrogate.ipynb #dbdca431
+# %% ../../nbs/81e_surrogate.ipynb #8039efac
 import random
+from collections import Counter
 from dataclasses import dataclass
 from ..economy.difficulty import next_min_improvement_ppm
 from ..economy.work_units import OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE, compute_core_tex_work_units_bps
@@ -15,19 +16,19 @@ from .miners import LEVERS, Public, epoch_plan, roster
 from .headroom import ORACLE, Frontier
 from .loop import ORACLE_OF, EpochRecord, SimConfig, sim_hash
 
-# %% ../../nbs/81e_surrogate.ipynb #08ef59ee
-def reach(strategy: str, family: str, units: int, candidates: int) -> float:
+# %% ../../nbs/81e_surrogate.ipynb #7ce14da5
+def reach(family: str, units: int, candidates: int) -> float:
     """The chance a proposal aims at something its lever can still improve: for a lever aimed at k persons drawn from
     `candidates`, 1 - (1 - units/candidates)^k; for one shared by every query (an atom, a lens), 1 while any unit is left;
-    1 for a lever the oracle does not follow (the adversaries')."""
-    if strategy not in ("honest", "copycat") or family not in ORACLE_OF: return 1.0
+    1 for what the oracle does not follow (random writes, local mutations, spam)."""
+    if family not in ORACLE_OF: return 1.0
     k = LEVERS[family][1]
     if k == 0: return float(units > 0)
     return 1 - (1 - min(1.0, units / candidates)) ** k if candidates else 0.0
 
 def curve_key(strategy: str, family: str) -> str:
-    "Which curve a proposal belongs to: an honest (or copied) lever's family, else the adversary's strategy."
-    return family if strategy in ("honest", "copycat") and family in LEVERS else strategy
+    "Which curve a proposal belongs to: its lever's, whoever pulled it, else its strategy's (random writes, mutations, spam)."
+    return family if family in LEVERS else strategy
 
 @dataclass(frozen=True)
 class Curve:
@@ -49,7 +50,7 @@ def measure_curves(samples: list) -> dict:
     acc = {}
     for _, strategy, family, gain, units, cands in samples:
         t, w, g = acc.setdefault(curve_key(strategy, family), [0, 0.0, []])
-        acc[curve_key(strategy, family)] = [t + 1, w + reach(strategy, family, units, cands), g + ([gain] if gain is not None else [])]
+        acc[curve_key(strategy, family)] = [t + 1, w + reach(family, units, cands), g + ([gain] if gain is not None else [])]
     return {k: Curve(t, w, tuple(sorted(g))) for k, (t, w, g) in sorted(acc.items())}
 
 # %% ../../nbs/81e_surrogate.ipynb #d35d82ce
@@ -61,14 +62,15 @@ class Calibration:
     state_threshold: int   # the profile's state threshold: below it, an accepted patch is a SCREENER_PASS verdict
     units: dict            # oracle lever -> improvable active hidden queries at the first epoch's start
     share: dict            # oracle lever -> those units per active hidden query of its family: what a new query adds
+    levers: dict           # strategy -> {lever: share of its proposals}: how often a strategic miner chose each lever
 
     def to_json(self) -> dict:
         return {"offset": self.offset, "state_threshold": self.state_threshold, "units": self.units, "share": self.share,
-                "curves": {k: {"tried": c.tried, "weight": c.weight, "gains": list(c.gains)} for k, c in self.curves.items()}}
+                "levers": self.levers, "curves": {k: {"tried": c.tried, "weight": c.weight, "gains": list(c.gains)} for k, c in self.curves.items()}}
     @classmethod
     def from_json(cls, d: dict) -> "Calibration":
         return cls({k: Curve(c["tried"], c["weight"], tuple(c["gains"])) for k, c in d["curves"].items()},
-                   d["offset"], d["state_threshold"], d["units"], d["share"])
+                   d["offset"], d["state_threshold"], d["units"], d["share"], d.get("levers", {}))
 
 def family_counts(pool: list) -> dict:
     "Hidden queries per family in a pool."
@@ -79,25 +81,33 @@ def family_counts(pool: list) -> dict:
 def calibrate(records: list, samples: list, cfg: SimConfig, corpus, profile) -> Calibration:
     "The surrogate's calibration from an in-loop run of `cfg` on `corpus` (its records and samples)."
     pool = family_counts(Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold).pool)
-    units = dict(records[0].headroom)
+    units = {lv: records[0].headroom.get(lv, 0) for lv in ORACLE}
     share = {lv: units[lv] / pool[LEVERS[lv][0]] if pool.get(LEVERS[lv][0]) else 0.0 for lv in ORACLE}
+    levers = {}
+    for _, strategy, family, *_ in samples: levers.setdefault(strategy, Counter())[family] += 1
+    levers = {s: {f: n / sum(c.values()) for f, n in sorted(c.items())} for s, c in sorted(levers.items())}
     return Calibration(measure_curves(samples), profile.replay_tolerance_ppm + profile.production_variance_ppm,
-                       profile.state_threshold_ppm, units, share)
+                       profile.state_threshold_ppm, units, share, levers)
 
-# %% ../../nbs/81e_surrogate.ipynb #2360f3cb
+# %% ../../nbs/81e_surrogate.ipynb #7e73f7a0
 def spend(units: dict, family: str) -> None:
-    "An honest advance of `family` uses the headroom it reached: a unit per person aimed at, or all of a shared lever's."
+    "An advance of `family` uses the headroom it reached: a unit per person aimed at, or all of a shared lever's."
     lever = ORACLE_OF.get(family)
     if lever is None: return
     k = LEVERS[family][1]
     units[lever] = max(0.0, units[lever] - k) if k else 0.0
 
-def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None) -> str|None:
-    "The lever a surrogate proposal uses: an honest miner's drawn as in the loop, the copycat's the last advance's, else the strategy."
+def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None, levers: dict) -> str|None:
+    """The lever a surrogate proposal uses: an honest miner's drawn as in the loop, the copycat's the last advance's, a
+    strategic miner's drawn from the levers it chose in the loop, else the strategy itself."""
     if strategy == "honest":
         f = rng.choice(families)
-        return "temporal2" if f == "temporal" and tier == "strong" else f
-    return last if strategy == "copycat" else strategy
+        return "temporal2" if f == "temporal" and tier == "strong" and "temporal2" in families else f
+    if strategy == "copycat": return last
+    if strategy == "strategic":
+        shares = levers.get("strategic")
+        return rng.choices(list(shares), list(shares.values()))[0] if shares else None
+    return strategy
 
 def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: list, e: int, threshold: int, units: dict, last: list) -> tuple:
     "(advanced, quality attempts, per-strategy counts) of one surrogate epoch; `units` and `last` (the last advance's family) move."
@@ -106,15 +116,15 @@ def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: l
     cands, advanced, passes, by = {}, [], [], {}
     for i in plan:
         s, tier = members[i]
-        fam = surrogate_family(s, tier, cfg.families, rng, last[0])
+        fam = surrogate_family(s, tier, cfg.families, rng, last[0], cal.levers)
         c = cal.curves.get(curve_key(s, fam)) if fam else None
         row = by.setdefault(s, [0, 0, 0]); row[0] += 1
         if c is None: continue
         kind = LEVERS[fam][0] if fam in LEVERS else None
         n = cands.setdefault(kind, len(public.candidates(kind)) if kind else 0)
-        if rng.random() < c.p_advance(threshold + cal.offset) * reach(s, fam, units.get(ORACLE_OF.get(fam), 0), n):
+        if rng.random() < c.p_advance(threshold + cal.offset) * reach(fam, units.get(ORACLE_OF.get(fam), 0), n):
             advanced.append([i, s, fam, None]); row[1] += 1; row[2] += 1
-            if s in ("honest", "copycat"): spend(units, fam)
+            spend(units, fam)
             last[0] = fam
         elif rng.random() < c.p_pass(cal.state_threshold): passes.append(i); row[1] += 1
     return advanced, passes, by
@@ -122,7 +132,8 @@ def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: l
 def surrogate_run(cfg: SimConfig, cal: Calibration, corpus) -> list:
     "The surrogate's trajectory of `cfg`: EpochRecords whose advances are drawn from the curves, with the in-loop run's controller and frontier."
     public, frontier = Public(corpus), Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold)
-    members, units, threshold, last, out = roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies), dict(cal.units), cfg.start_threshold_ppm, [None], []
+    members, threshold, last, out = roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies), cfg.start_threshold_ppm, [None], []
+    units = {lv: cal.units.get(lv, 0) for lv in ORACLE}
     public.active = frontier.published
     for e in range(1, cfg.epochs + 1):
         before = family_counts(frontier.pool)
@@ -131,7 +142,7 @@ def surrogate_run(cfg: SimConfig, cal: Calibration, corpus) -> list:
             public.active, after = frontier.published, family_counts(frontier.pool)
             for lv in ORACLE:
                 kind = LEVERS[lv][0]
-                if LEVERS[lv][1] or units[lv] > 0: units[lv] += cal.share[lv] * (after.get(kind, 0) - before.get(kind, 0))
+                if LEVERS[lv][1] or units[lv] > 0: units[lv] += cal.share.get(lv, 0) * (after.get(kind, 0) - before.get(kind, 0))
         start = {lv: round(u, 3) for lv, u in units.items()}
         advanced, passes, by = surrogate_epoch(cfg, cal, public, members, e, threshold, units, last)
         credits = {}
