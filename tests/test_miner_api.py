@@ -151,6 +151,8 @@ def test_a_miner_mines(served):
     if won["outcome"] == "STATE_ADVANCE":                            # the root moved: the parent check answers first
         assert (status, dup["code"], dup["currentStateRoot"]) == (200, "E01", won["newStateRoot"])
         assert st2["currentStateRoot"] == won["newStateRoot"] and miner.get(f"/coretex/substrate/{won['newStateRoot']}")[0] == 200
+        assert st2["pins"]["parentStateRoot"] == GENESIS_ROOT and st2["confirmedTransitionCount"] == 1   # the epoch keeps its opening root
+        assert miner.get(f"/coretex/substrate/{GENESIS_ROOT}")[0] == 200                                 # still a confirmed root
     else:
         assert (status, dup["code"], dup["patchHash"]) == (200, "DuplicateCoreTexPatch", won["patchHash"])
         assert st2["perMiner"]["screenersThisEpoch"] == 1 and won["perMinerScreenerCount"] == 1
@@ -230,3 +232,21 @@ def test_v1_shows_no_hidden_key_before_the_reveal(served):
     assert status == 200 and env["outcome"] == "REJECT" and env["code"] in ("gate-acceptance-floor", "confirm-acceptance-floor")
     assert miner.call("POST", "/v1/patches", {"miner": ME, "patch": patch.hex(), "epochId": 1})[1]["envelope"] == env   # cached
     assert_public(miner)
+
+
+def test_finalize_reads_verdicts_refused_at_signing(tmp_path):
+    "A W02 or screener-cap verdict carries no evaluation; finalization counts it as a rejection with no gain."
+    import coretex.network.finalize   # noqa: F401  (adds epoch_verdicts to the store)
+    from coretex.network.coordinator import CoordinatorStore, Job, refused_verdict
+    from coretex.network.receipt import Signer
+    from coretex.network.store import open_db
+    db, close = open_db(path=tmp_path / "db")
+    try:
+        store = CoordinatorStore(db, Signer(b"\x01" * 32))
+        patch = make_patch(state_root(GENESIS), {40: 1 << 48}, 0x02)
+        job = Job("0x01", "done", ME, to_hex(patch), 1, GENESIS_ROOT, "0x02", "0x03", 1, 31)
+        store.add_job(job)
+        store.save_verdict(job.dedup_key, refused_verdict(job, "W02_STALE_PARENT_AT_SIGNING", currentStateRoot="0x" + "11" * 32), job.id)
+        [s] = store.epoch_verdicts(1)
+        assert (s.job_id, s.outcome, s.delta_ppm) == ("0x01", "REJECT", 0)
+    finally: close()

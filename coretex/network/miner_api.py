@@ -10,7 +10,7 @@ __all__ = ['ROUTES', 'NOT_FOUND', 'UNAVAILABLE', 'MALFORMED', 'R5_PATCH_TYPES', 
            'allowed_patch_types', 'active_surfaces', 'patch_word_ranges', 'example_valid_patch', 'MinerApi',
            'thresholds', 'corpus_meta', 'parse_submit', 'miner_routes', 'hidden_keys']
 
-# %% ../../nbs/54b_miner_api.ipynb #4b285b6d
+# %% ../../nbs/54b_miner_api.ipynb #d2f8beb2
 import re, threading, time
 import pymongo
 from fastcore.basics import patch_to
@@ -25,7 +25,7 @@ from .coordinator import (Coordinator, Epoch, IntakeError, Refusal, Submission, 
 from .receipt import DEFAULT_WORK_POLICY_HASH, OUTCOMES, RECEIPT_TTL_SEC, RULES_VERSION, mirrored_cursor, work_units_bps
 from .http import RateLimiter, answer, client_key
 
-# %% ../../nbs/54b_miner_api.ipynb #22974f3b
+# %% ../../nbs/54b_miner_api.ipynb #b3635d79
 _HASH = r"(0x[0-9a-fA-F]{64})"
 ROUTES = (("GET", re.compile(r"/coretex/health"), "health"), ("GET", re.compile(r"/coretex/status"), "status"),
           ("GET", re.compile(rf"/coretex/substrate/{_HASH}"), "substrate-by-root"), ("POST", re.compile(r"/coretex/submit"), "submit"),
@@ -40,7 +40,7 @@ def route(method: str, path: str) -> tuple|None:
         if method.upper() == m and (hit := pattern.fullmatch(path)): return name, hit.group(1).lower() if pattern.groups else None
     return "not-found", None
 
-# %% ../../nbs/54b_miner_api.ipynb #a188baf9
+# %% ../../nbs/54b_miner_api.ipynb #893441e9
 UNAVAILABLE = frozenset({"EvalFailure", "SignerFailure", "CoordSignerUnavailable", "CoordUnhealthy", "CoordEpochMismatch",
                          "CoordAwaitingFinality", "awaiting_baseline_recompute", "epoch_cutover_in_progress", "epoch_cutover_unavailable",
                          "QueueFull", "EvalPending"})
@@ -56,7 +56,7 @@ def transport_status(body: dict) -> int:
     if not isinstance(code, str): return 200
     return 503 if code in UNAVAILABLE else 400 if code in MALFORMED else 200
 
-# %% ../../nbs/54b_miner_api.ipynb #f255b531
+# %% ../../nbs/54b_miner_api.ipynb #37df02f0
 def profile_hash(ev) -> str:
     "keccak of the evaluator profile's canonical JSON."
     return to_hex(keccak256(canonical_json(ev.profile.raw).encode()))
@@ -74,7 +74,7 @@ def epoch_pins(coord: Coordinator, ep: Epoch) -> dict:
     return {"parentStateRoot": ep.opening, "coreVersionHash": to_hex(ev.bundle_hash), "corpusRoot": to_hex(ev.corpus.root),
             "activeFrontierRoot": ep.frontier, "baselineManifestHash": baseline_manifest_hash(ev, ep.opening), "hiddenSeedCommit": ep.commitment}
 
-# %% ../../nbs/54b_miner_api.ipynb #e62c234e
+# %% ../../nbs/54b_miner_api.ipynb #72781320
 R5_PATCH_TYPES = (0x02, 0x03, 0x04, 0x07, MIXED)   # in the order the reference lists them
 MIXED_RANGE = (32, 991)
 
@@ -109,7 +109,7 @@ def patch_word_ranges(raw: dict) -> list:
     if raw.get("enableEntityResolutionAtoms") is True: out.append({"surface": "entity_resolution_atom", "patchType": "MIXED", "wordRange": [160, 223]})
     return out
 
-# %% ../../nbs/54b_miner_api.ipynb #9ecd6201
+# %% ../../nbs/54b_miner_api.ipynb #14b5a45c
 def example_valid_patch(words) -> dict:
     "A one-cell RELATION_UPDATE that applies to state `words`: a `supports` category lens in the highest relation cell not already holding it."
     lo, hi = TYPE_RANGES[0x04]
@@ -117,7 +117,7 @@ def example_valid_patch(words) -> dict:
     i = next(i for i in range(hi, lo - 1, -1) if words[i] != lens)
     return {"patchType": "RELATION_UPDATE", "wordCount": 1, "indexRange": [lo, hi], "encodedHex": to_hex(make_patch(state_root(words), {i: lens}, 0x04))}
 
-# %% ../../nbs/54b_miner_api.ipynb #d77d3490
+# %% ../../nbs/54b_miner_api.ipynb #5fbe2c12
 SUBMIT_WAIT, MAX_QUEUED, MAX_QUEUED_PER_MINER, MAX_WAITERS = 90.0, 16, 4, 4
 RETRY_AFTER = 30   # seconds a QueueFull asks a miner to wait
 VERSION, MEMORY_IR_SCHEMA = "v0", "memory_ir.v1"
@@ -135,7 +135,7 @@ class MinerApi:
 
     def epoch(self) -> Epoch|None: return self.store.epoch(self.epoch_id)
 
-# %% ../../nbs/54b_miner_api.ipynb #accffd9e
+# %% ../../nbs/54b_miner_api.ipynb #2653e0df
 @patch_to(MinerApi)
 def health(self) -> dict:
     "The health answer: can the coordinator sign now, the epoch's roots and pins."
@@ -149,7 +149,7 @@ def health(self) -> dict:
            "frozen": False, "baselineState": "ready", "epochPins": epoch_pins(self.coord, ep) if ep else None}
     return out | ({} if ok else {"reason": reason})
 
-# %% ../../nbs/54b_miner_api.ipynb #b82b19ed
+# %% ../../nbs/54b_miner_api.ipynb #f6ceebfc
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 HIDDEN_EVAL_WARNING = ("The hidden evaluation (the epoch secret, the hidden packs drawn from it, their queries, relevance labels and "
                        "per-query results) is not public before the epoch is revealed; patch against currentStateRoot and the public substrate.")
@@ -176,7 +176,7 @@ def corpus_meta(ev) -> dict:
     bi = ev.corpus.bi_encoder or {}
     return {"events": len(ev.corpus.doc_ids), "biEncoderModelId": bi.get("modelId", ev.fs.embedder.name), "biEncoderRevision": bi.get("revision")}
 
-# %% ../../nbs/54b_miner_api.ipynb #78db0902
+# %% ../../nbs/54b_miner_api.ipynb #5d4251a6
 @patch_to(MinerApi)
 def status(self, miner=None) -> dict:
     "The status answer: the epoch's public context and, with a valid `miner`, its counters."
@@ -200,7 +200,7 @@ def status(self, miner=None) -> dict:
             "thresholds": t, "memoryIRSchemaVersion": MEMORY_IR_SCHEMA, "runwayTelemetry": {}, "difficultyController": {},
             "receiptTtlSec": RECEIPT_TTL_SEC, "hiddenEvalWarning": HIDDEN_EVAL_WARNING, "perMiner": me}
 
-# %% ../../nbs/54b_miner_api.ipynb #c7c22089
+# %% ../../nbs/54b_miner_api.ipynb #c01f3cb1
 @patch_to(MinerApi)
 def substrate(self, root: str) -> tuple:
     "(HTTP status, body): the packed state of a confirmed root of the epoch, or 404."
@@ -208,7 +208,7 @@ def substrate(self, root: str) -> tuple:
     if ep is None or root not in ep.roots: return 404, {"error": "coretex-substrate-not-found", "stateRoot": root}
     return 200, {"stateRoot": root, "wordCount": WORD_COUNT, "packedBytes": 32 * WORD_COUNT, "packedHex": to_hex(state_bytes(self.store.state(root)))}
 
-# %% ../../nbs/54b_miner_api.ipynb #58475816
+# %% ../../nbs/54b_miner_api.ipynb #61ea5c5b
 SUBMIT_KEYS, MAX_SUBMIT_PATCH_BYTES = ("patchBytesHex", "parentStateRoot", "minerAddress"), 256
 _BYTES, _ROOT = re.compile(r"0x(?:[0-9a-fA-F]{2})+"), re.compile(r"0x[0-9a-fA-F]{64}")
 
@@ -224,7 +224,7 @@ def parse_submit(raw: bytes) -> tuple|dict:
     if not (isinstance(miner, str) and _ADDRESS.fullmatch(miner)): return rejected("BODY", "minerAddress must be 0x and 40 hex digits")
     return bytes.fromhex(patch[2:]), parent.lower(), miner.lower()
 
-# %% ../../nbs/54b_miner_api.ipynb #10ac2826
+# %% ../../nbs/54b_miner_api.ipynb #65ffa471
 REASONS = {"gate-acceptance-floor": "the patch did not clear the gate pack's acceptance floors",
            "confirm-acceptance-floor": "the patch did not clear the confirm pack's acceptance floors",
            "W02_STALE_PARENT_AT_SIGNING": "the live state root moved before the receipt was signed; rebuild against currentStateRoot",
@@ -249,7 +249,7 @@ def verdict(self, env: dict) -> dict:
     code = verdict_code(env)
     return rejected(code, REASONS.get(code, "the patch was not accepted"), **{k: env[k] for k in _EXTRAS if k in env})
 
-# %% ../../nbs/54b_miner_api.ipynb #20ff16fa
+# %% ../../nbs/54b_miner_api.ipynb #d9230da6
 @patch_to(MinerApi)
 def duplicate(self, env: dict, miner: str) -> dict:
     "The answer to a patch that already has a verdict."
@@ -275,7 +275,7 @@ def wait(self, job, miner: str) -> dict:
             time.sleep(min(self.poll, left))
     finally: self._waiters.release()
 
-# %% ../../nbs/54b_miner_api.ipynb #6fc57e24
+# %% ../../nbs/54b_miner_api.ipynb #7120bd33
 @patch_to(MinerApi)
 def submit(self, raw: bytes, client: str) -> dict|None:
     "The answer to a submission from client address `client`: an accepted or rejected envelope; None when the client is over its rate."
@@ -307,7 +307,7 @@ def submit(self, raw: bytes, client: str) -> dict|None:
     if job is None or job.miner != miner: return rejected("duplicate_in_flight", "this patch is being evaluated for another miner")
     return self.wait(job, miner)
 
-# %% ../../nbs/54b_miner_api.ipynb #ae1912c7
+# %% ../../nbs/54b_miner_api.ipynb #87e5ff0d
 UNKNOWN = {"status": "rejected", "reason": "unknown patchHash (not signed by this coordinator)"}
 EXPIRED = {"status": "rejected", "reason": "receipt expired; re-submit to get a fresh receipt"}
 
@@ -325,7 +325,7 @@ def receipt(self, h: str, now: float|None = None) -> tuple:
     if env["expiresAt"] <= now: return 404, EXPIRED if now < env["expiresAt"] + RECEIPT_TTL_SEC else UNKNOWN
     return 200, self.accepted(env) | ({"pendingState": "pending"} if advance else {}) | {"confirmedOnChain": False}
 
-# %% ../../nbs/54b_miner_api.ipynb #f250b490
+# %% ../../nbs/54b_miner_api.ipynb #77c2e766
 def _reply(status: int, body: dict, retry: int|None = None):
     r = answer(status, body)
     if retry is not None: r.headers["Retry-After"] = str(retry)
@@ -355,7 +355,7 @@ def miner_routes(app, api: MinerApi) -> None:
         hit = route(request.method, request.path)
         return None if hit is None else api.dispatch(*hit, request)
 
-# %% ../../nbs/54b_miner_api.ipynb #f3b9b0e9
+# %% ../../nbs/54b_miner_api.ipynb #357513bd
 PUBLIC_KEYS = frozenset("""
 ok version epoch chainId confirmationDepth chainLiveRoot confirmedLiveRoot finalityLagBlocks acceptingSubmissions frozen baselineState
 epochPins reason parentStateRoot coreVersionHash corpusRoot activeFrontierRoot baselineManifestHash hiddenSeedCommit
