@@ -526,29 +526,6 @@ def process(self, job_id: str) -> dict:
     self.store.mark(job_id, "done")
     return env
 
-# %% ../../nbs/54_coordinator.ipynb #db8acfc4
-_UNFINISHED = {"$in": ["pending", "running"]}
-
-@patch_to(CoordinatorStore)
-def unfinished(self, miner: str|None = None) -> int:
-    "How many jobs are pending or running, all of them or `miner`'s."
-    return self.db.jobs.count_documents({"status": _UNFINISHED, **({"miner": miner} if miner else {})})
-
-@patch_to(CoordinatorStore)
-def open_job(self, dedup: str) -> Job|None:
-    "The unfinished job of a dedupKey, if there is one."
-    d = self.db.jobs.find_one({"dedupKey": dedup, "status": _UNFINISHED})
-    return d and Job.from_doc(d)
-
-@patch_to(CoordinatorStore)
-def signed_by_hash(self, h: str) -> tuple|None:
-    "(envelope, job id) of the accepted verdict whose signed patchHash, or whose miner's patchHash (scoreDelta zeroed), is `h`."
-    d = self.db.results.find_one({"envelope.status": "accepted", "envelope.patchHash": h})
-    if d is None:
-        keys = [j["dedupKey"] for j in self.db.jobs.find({"patchHash": h}, {"dedupKey": 1})]
-        d = self.db.results.find_one({"_id": {"$in": keys}, "envelope.status": "accepted"}) if keys else None
-    return (d["envelope"], d["jobId"]) if d else None
-
 # %% ../../nbs/54_coordinator.ipynb #aa2633a7
 TRANSIENT = (pymongo.errors.ConnectionFailure,)
 

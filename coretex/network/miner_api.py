@@ -10,7 +10,7 @@ __all__ = ['ROUTES', 'NOT_FOUND', 'UNAVAILABLE', 'MALFORMED', 'R5_PATCH_TYPES', 
            'allowed_patch_types', 'active_surfaces', 'patch_word_ranges', 'example_valid_patch', 'MinerApi',
            'thresholds', 'corpus_meta', 'parse_submit', 'miner_routes', 'hidden_keys']
 
-# %% ../../nbs/54b_miner_api.ipynb #d2f8beb2
+# %% ../../nbs/54b_miner_api.ipynb #7f57faaa
 import re, threading, time
 import pymongo
 from fastcore.basics import patch_to
@@ -20,12 +20,12 @@ from ..core.patch import PATCH_TYPES, TYPE_RANGES, MIXED, MAX_WORDS, PatchError,
 from ..core.state import WORD_COUNT, state_bytes, state_root
 from ..evaluator.evaluate import load_manifest
 from .chain import ChainError
-from .coordinator import (Coordinator, Epoch, IntakeError, Refusal, Submission, TRANSIENT, parse_json,
-                                         submission_keys, verdict_code)
+from .coordinator import (Coordinator, CoordinatorStore, Epoch, IntakeError, Job, Refusal, Submission, TRANSIENT,
+                                         parse_json, submission_keys, verdict_code)
 from .receipt import DEFAULT_WORK_POLICY_HASH, OUTCOMES, RECEIPT_TTL_SEC, RULES_VERSION, mirrored_cursor, work_units_bps
 from .http import RateLimiter, answer, client_key
 
-# %% ../../nbs/54b_miner_api.ipynb #b3635d79
+# %% ../../nbs/54b_miner_api.ipynb #692d2c07
 _HASH = r"(0x[0-9a-fA-F]{64})"
 ROUTES = (("GET", re.compile(r"/coretex/health"), "health"), ("GET", re.compile(r"/coretex/status"), "status"),
           ("GET", re.compile(rf"/coretex/substrate/{_HASH}"), "substrate-by-root"), ("POST", re.compile(r"/coretex/submit"), "submit"),
@@ -40,7 +40,7 @@ def route(method: str, path: str) -> tuple|None:
         if method.upper() == m and (hit := pattern.fullmatch(path)): return name, hit.group(1).lower() if pattern.groups else None
     return "not-found", None
 
-# %% ../../nbs/54b_miner_api.ipynb #893441e9
+# %% ../../nbs/54b_miner_api.ipynb #ec0a8d89
 UNAVAILABLE = frozenset({"EvalFailure", "SignerFailure", "CoordSignerUnavailable", "CoordUnhealthy", "CoordEpochMismatch",
                          "CoordAwaitingFinality", "awaiting_baseline_recompute", "epoch_cutover_in_progress", "epoch_cutover_unavailable",
                          "QueueFull", "EvalPending"})
@@ -56,7 +56,7 @@ def transport_status(body: dict) -> int:
     if not isinstance(code, str): return 200
     return 503 if code in UNAVAILABLE else 400 if code in MALFORMED else 200
 
-# %% ../../nbs/54b_miner_api.ipynb #37df02f0
+# %% ../../nbs/54b_miner_api.ipynb #528dd413
 def profile_hash(ev) -> str:
     "keccak of the evaluator profile's canonical JSON."
     return to_hex(keccak256(canonical_json(ev.profile.raw).encode()))
@@ -74,7 +74,7 @@ def epoch_pins(coord: Coordinator, ep: Epoch) -> dict:
     return {"parentStateRoot": ep.opening, "coreVersionHash": to_hex(ev.bundle_hash), "corpusRoot": to_hex(ev.corpus.root),
             "activeFrontierRoot": ep.frontier, "baselineManifestHash": baseline_manifest_hash(ev, ep.opening), "hiddenSeedCommit": ep.commitment}
 
-# %% ../../nbs/54b_miner_api.ipynb #72781320
+# %% ../../nbs/54b_miner_api.ipynb #54dc882f
 R5_PATCH_TYPES = (0x02, 0x03, 0x04, 0x07, MIXED)   # in the order the reference lists them
 MIXED_RANGE = (32, 991)
 
@@ -109,7 +109,7 @@ def patch_word_ranges(raw: dict) -> list:
     if raw.get("enableEntityResolutionAtoms") is True: out.append({"surface": "entity_resolution_atom", "patchType": "MIXED", "wordRange": [160, 223]})
     return out
 
-# %% ../../nbs/54b_miner_api.ipynb #14b5a45c
+# %% ../../nbs/54b_miner_api.ipynb #57ec933c
 def example_valid_patch(words) -> dict:
     "A one-cell RELATION_UPDATE that applies to state `words`: a `supports` category lens in the highest relation cell not already holding it."
     lo, hi = TYPE_RANGES[0x04]
@@ -117,7 +117,7 @@ def example_valid_patch(words) -> dict:
     i = next(i for i in range(hi, lo - 1, -1) if words[i] != lens)
     return {"patchType": "RELATION_UPDATE", "wordCount": 1, "indexRange": [lo, hi], "encodedHex": to_hex(make_patch(state_root(words), {i: lens}, 0x04))}
 
-# %% ../../nbs/54b_miner_api.ipynb #5fbe2c12
+# %% ../../nbs/54b_miner_api.ipynb #25507ce7
 SUBMIT_WAIT, MAX_QUEUED, MAX_QUEUED_PER_MINER, MAX_WAITERS = 90.0, 16, 4, 4
 RETRY_AFTER = 30   # seconds a QueueFull asks a miner to wait
 VERSION, MEMORY_IR_SCHEMA = "v0", "memory_ir.v1"
@@ -135,7 +135,7 @@ class MinerApi:
 
     def epoch(self) -> Epoch|None: return self.store.epoch(self.epoch_id)
 
-# %% ../../nbs/54b_miner_api.ipynb #2653e0df
+# %% ../../nbs/54b_miner_api.ipynb #68520034
 @patch_to(MinerApi)
 def health(self) -> dict:
     "The health answer: can the coordinator sign now, the epoch's roots and pins."
@@ -149,7 +149,7 @@ def health(self) -> dict:
            "frozen": False, "baselineState": "ready", "epochPins": epoch_pins(self.coord, ep) if ep else None}
     return out | ({} if ok else {"reason": reason})
 
-# %% ../../nbs/54b_miner_api.ipynb #f6ceebfc
+# %% ../../nbs/54b_miner_api.ipynb #9e797da8
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 HIDDEN_EVAL_WARNING = ("The hidden evaluation (the epoch secret, the hidden packs drawn from it, their queries, relevance labels and "
                        "per-query results) is not public before the epoch is revealed; patch against currentStateRoot and the public substrate.")
@@ -176,7 +176,7 @@ def corpus_meta(ev) -> dict:
     bi = ev.corpus.bi_encoder or {}
     return {"events": len(ev.corpus.doc_ids), "biEncoderModelId": bi.get("modelId", ev.fs.embedder.name), "biEncoderRevision": bi.get("revision")}
 
-# %% ../../nbs/54b_miner_api.ipynb #5d4251a6
+# %% ../../nbs/54b_miner_api.ipynb #98f94a19
 @patch_to(MinerApi)
 def status(self, miner=None) -> dict:
     "The status answer: the epoch's public context and, with a valid `miner`, its counters."
@@ -200,7 +200,7 @@ def status(self, miner=None) -> dict:
             "thresholds": t, "memoryIRSchemaVersion": MEMORY_IR_SCHEMA, "runwayTelemetry": {}, "difficultyController": {},
             "receiptTtlSec": RECEIPT_TTL_SEC, "hiddenEvalWarning": HIDDEN_EVAL_WARNING, "perMiner": me}
 
-# %% ../../nbs/54b_miner_api.ipynb #c01f3cb1
+# %% ../../nbs/54b_miner_api.ipynb #9f27d5b1
 @patch_to(MinerApi)
 def substrate(self, root: str) -> tuple:
     "(HTTP status, body): the packed state of a confirmed root of the epoch, or 404."
@@ -208,7 +208,30 @@ def substrate(self, root: str) -> tuple:
     if ep is None or root not in ep.roots: return 404, {"error": "coretex-substrate-not-found", "stateRoot": root}
     return 200, {"stateRoot": root, "wordCount": WORD_COUNT, "packedBytes": 32 * WORD_COUNT, "packedHex": to_hex(state_bytes(self.store.state(root)))}
 
-# %% ../../nbs/54b_miner_api.ipynb #61ea5c5b
+# %% ../../nbs/54b_miner_api.ipynb #36e4b8fd
+_UNFINISHED = {"$in": ["pending", "running"]}
+
+@patch_to(CoordinatorStore)
+def unfinished(self, miner: str|None = None) -> int:
+    "How many jobs are pending or running, all of them or `miner`'s."
+    return self.db.jobs.count_documents({"status": _UNFINISHED, **({"miner": miner} if miner else {})})
+
+@patch_to(CoordinatorStore)
+def open_job(self, dedup: str) -> Job|None:
+    "The unfinished job of a dedupKey, if there is one."
+    d = self.db.jobs.find_one({"dedupKey": dedup, "status": _UNFINISHED})
+    return d and Job.from_doc(d)
+
+@patch_to(CoordinatorStore)
+def signed_by_hash(self, h: str) -> tuple|None:
+    "(envelope, job id) of the accepted verdict whose signed patchHash, or whose miner's patchHash (scoreDelta zeroed), is `h`."
+    d = self.db.results.find_one({"envelope.status": "accepted", "envelope.patchHash": h})
+    if d is None:
+        keys = [j["dedupKey"] for j in self.db.jobs.find({"patchHash": h}, {"dedupKey": 1})]
+        d = self.db.results.find_one({"_id": {"$in": keys}, "envelope.status": "accepted"}) if keys else None
+    return (d["envelope"], d["jobId"]) if d else None
+
+# %% ../../nbs/54b_miner_api.ipynb #7d3d3760
 SUBMIT_KEYS, MAX_SUBMIT_PATCH_BYTES = ("patchBytesHex", "parentStateRoot", "minerAddress"), 256
 _BYTES, _ROOT = re.compile(r"0x(?:[0-9a-fA-F]{2})+"), re.compile(r"0x[0-9a-fA-F]{64}")
 
@@ -224,7 +247,7 @@ def parse_submit(raw: bytes) -> tuple|dict:
     if not (isinstance(miner, str) and _ADDRESS.fullmatch(miner)): return rejected("BODY", "minerAddress must be 0x and 40 hex digits")
     return bytes.fromhex(patch[2:]), parent.lower(), miner.lower()
 
-# %% ../../nbs/54b_miner_api.ipynb #65ffa471
+# %% ../../nbs/54b_miner_api.ipynb #84759b7a
 REASONS = {"gate-acceptance-floor": "the patch did not clear the gate pack's acceptance floors",
            "confirm-acceptance-floor": "the patch did not clear the confirm pack's acceptance floors",
            "W02_STALE_PARENT_AT_SIGNING": "the live state root moved before the receipt was signed; rebuild against currentStateRoot",
@@ -249,7 +272,7 @@ def verdict(self, env: dict) -> dict:
     code = verdict_code(env)
     return rejected(code, REASONS.get(code, "the patch was not accepted"), **{k: env[k] for k in _EXTRAS if k in env})
 
-# %% ../../nbs/54b_miner_api.ipynb #d9230da6
+# %% ../../nbs/54b_miner_api.ipynb #aba9afa3
 @patch_to(MinerApi)
 def duplicate(self, env: dict, miner: str) -> dict:
     "The answer to a patch that already has a verdict."
@@ -275,7 +298,7 @@ def wait(self, job, miner: str) -> dict:
             time.sleep(min(self.poll, left))
     finally: self._waiters.release()
 
-# %% ../../nbs/54b_miner_api.ipynb #7120bd33
+# %% ../../nbs/54b_miner_api.ipynb #564f9357
 @patch_to(MinerApi)
 def submit(self, raw: bytes, client: str) -> dict|None:
     "The answer to a submission from client address `client`: an accepted or rejected envelope; None when the client is over its rate."
@@ -307,7 +330,7 @@ def submit(self, raw: bytes, client: str) -> dict|None:
     if job is None or job.miner != miner: return rejected("duplicate_in_flight", "this patch is being evaluated for another miner")
     return self.wait(job, miner)
 
-# %% ../../nbs/54b_miner_api.ipynb #87e5ff0d
+# %% ../../nbs/54b_miner_api.ipynb #00bfab33
 UNKNOWN = {"status": "rejected", "reason": "unknown patchHash (not signed by this coordinator)"}
 EXPIRED = {"status": "rejected", "reason": "receipt expired; re-submit to get a fresh receipt"}
 
@@ -325,7 +348,7 @@ def receipt(self, h: str, now: float|None = None) -> tuple:
     if env["expiresAt"] <= now: return 404, EXPIRED if now < env["expiresAt"] + RECEIPT_TTL_SEC else UNKNOWN
     return 200, self.accepted(env) | ({"pendingState": "pending"} if advance else {}) | {"confirmedOnChain": False}
 
-# %% ../../nbs/54b_miner_api.ipynb #77c2e766
+# %% ../../nbs/54b_miner_api.ipynb #daf6858e
 def _reply(status: int, body: dict, retry: int|None = None):
     r = answer(status, body)
     if retry is not None: r.headers["Retry-After"] = str(retry)
@@ -355,7 +378,7 @@ def miner_routes(app, api: MinerApi) -> None:
         hit = route(request.method, request.path)
         return None if hit is None else api.dispatch(*hit, request)
 
-# %% ../../nbs/54b_miner_api.ipynb #357513bd
+# %% ../../nbs/54b_miner_api.ipynb #75de360d
 PUBLIC_KEYS = frozenset("""
 ok version epoch chainId confirmationDepth chainLiveRoot confirmedLiveRoot finalityLagBlocks acceptingSubmissions frozen baselineState
 epochPins reason parentStateRoot coreVersionHash corpusRoot activeFrontierRoot baselineManifestHash hiddenSeedCommit
