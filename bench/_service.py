@@ -550,3 +550,24 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
             "credits_per_job": dict(sorted(Counter(Counter(credited).values()).items())),
             "credited_held_by_killed": len(set(credited) & died_holding),
             "credited_not_advance": sum(outcomes.get(docs[j]["dedupKey"]) != "STATE_ADVANCE" for j in credited if j in docs)}
+
+
+def submit_latency(s: Served, n: int = 20) -> dict:
+    """End-to-end latency of one evaluated submission, the same kind of patch each way, alternating: through the network's
+    POST /coretex/submit (which waits for the verdict) and through the job API (POST /v1/patches, then GET /v1/jobs/<id>
+    every 50 ms until done, then GET /v1/results/<dedupKey>); and the job API's intake alone (its 202)."""
+    root = call(f"{s.base}/coretex/status")[1]["currentStateRoot"]
+    coretex, jobs, intake, codes = [], [], [], Counter()
+    for i in range(n):
+        t0 = time.perf_counter()
+        status, out = call(f"{s.base}/coretex/submit", {"patchBytesHex": "0x" + patch_for(2 * i), "parentStateRoot": root, "minerAddress": miner(1)}, timeout=120)
+        coretex.append(time.perf_counter() - t0); codes[f"{status} {out.get('code') or out.get('outcome')}"] += 1
+        t0 = time.perf_counter()
+        status, job = call(f"{s.base}/v1/patches", {"miner": miner(2), "patch": patch_for(2 * i + 1), "epochId": 1})
+        intake.append(time.perf_counter() - t0)
+        while call(f"{s.base}/v1/jobs/{job['jobId']}")[1]["status"] not in ("done", "failed"): time.sleep(0.05)
+        call(f"{s.base}/v1/results/{job['dedupKey']}")
+        jobs.append(time.perf_counter() - t0)
+    ms = lambda xs, q: 1000 * pct(xs, q)
+    return {"n": n, "codes": dict(codes), "coretex_p50_ms": ms(coretex, 0.5), "coretex_p90_ms": ms(coretex, 0.9), "jobs_p50_ms": ms(jobs, 0.5),
+            "jobs_p90_ms": ms(jobs, 0.9), "intake_p50_ms": ms(intake, 0.5)}

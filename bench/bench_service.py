@@ -5,6 +5,8 @@ load    100 concurrent submissions of one patch; 1,000 distinct submissions; 50 
 faults  kill -9 of `coordinator work` at random moments; the database restarted under `serve`; a reorganising,
         a flapping and a vanished JSON-RPC node
 secrets the signing key and the epoch secret searched for in every artefact of a full run before reveal
+miner   an evaluated submission's latency through the network's POST /coretex/submit (which waits for its verdict)
+        next to the job API's (POST /v1/patches, poll GET /v1/jobs/<id>, GET /v1/results)
 attacks (issue 22) 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
         GETs; serve's worker plus 3 `coordinator work` on 500 jobs and 30 abstention patches in 10 more epochs
         (evaluations and credits counted per job), then with kill -9 of random workers; the lockout and eviction
@@ -34,6 +36,15 @@ def load(a, tmp: Path) -> None:
         print(f"{a.flood} rejected requests (half unique 15 KB miner strings -> 400, half unique valid addresses to a closed epoch -> 404; "
               f"codes {f['codes']}) at {f['per_s']:.0f}/s: serve RSS {f['rss_before_mb']:.1f} MB -> {f['rss_after_mb']:.1f} MB "
               f"(+{f['growth_mb']:.1f} MB, ratio {f['ratio']:.3f})")
+
+
+def miner(a, tmp: Path) -> None:
+    with sv.served(tmp / "miner", "--rate", 1_000_000) as s:
+        f = sv.submit_latency(s, a.submits)
+        print(f"{f['n']} evaluated submissions each way, alternating (answers through /coretex/submit {f['codes']}): POST /coretex/submit "
+              f"p50 {f['coretex_p50_ms']:.0f} ms, p90 {f['coretex_p90_ms']:.0f} ms; the job API (POST /v1/patches, poll GET /v1/jobs every 50 ms, "
+              f"GET /v1/results) p50 {f['jobs_p50_ms']:.0f} ms, p90 {f['jobs_p90_ms']:.0f} ms (ratio of p50s {f['coretex_p50_ms'] / f['jobs_p50_ms']:.2f}); "
+              f"the job API's 202 alone p50 {f['intake_p50_ms']:.0f} ms")
 
 
 def faults(a, tmp: Path) -> None:
@@ -106,8 +117,9 @@ if __name__ == "__main__":
     ap.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills")
     ap.add_argument("--advancing", type=int, default=10, help="epochs opened beside epoch 1 in the worker races, each given 3 abstention patches that may advance it (at most 10)")
     ap.add_argument("--limiter-flood", type=int, default=10_000, help="0: skip the limiter attacks and the worker races")
-    ap.add_argument("--only", choices=["load", "faults", "secrets", "attacks"], action="append", help="run only these parts")
+    ap.add_argument("--submits", type=int, default=20, help="evaluated submissions each way for the miner part")
+    ap.add_argument("--only", choices=["load", "miner", "faults", "secrets", "attacks"], action="append", help="run only these parts")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        for name, fn in (("load", load), ("faults", faults), ("secrets", secrets), ("attacks", attacks)):
+        for name, fn in (("load", load), ("miner", miner), ("faults", faults), ("secrets", secrets), ("attacks", attacks)):
             if not a.only or name in a.only: fn(a, Path(d))

@@ -84,7 +84,7 @@ def demo_coordinator(say, ev, tries: int = 8) -> None:
         r = env["artifact"]["receipt"]
         say(f"target block {r['targetBlock']} hash {r['blockhash']}; {env['workUnitsBps']} work units (bps)")
         say(f"eval report artifact {env['evalReportHash']}")
-        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId 8453); receiptHash {env['receiptHash']}")
+        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId {env['transaction']['chainId']}, the chain in use); receiptHash {env['receiptHash']}")
         again = coord.intake(miner, patch.hex(), 1)
         say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
         say("replay (epoch secret revealed):")

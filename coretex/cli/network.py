@@ -5,11 +5,12 @@
 # %% auto #0
 __all__ = ['SHUTDOWN_GRACE', 'COMMANDS', 'EXAMPLES', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch',
            'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize',
-           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
+           'address', 'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
            'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay']
 
 # %% ../../nbs/95_cli_network.ipynb #81071e41
 import json, sys
+from ..network.receipt import BOTCOIN_MINING_V4
 from ..core.keccak import HexError, from_hex, to_hex
 from .common import (CliError, EPOCH, KEY_FILE_MAX, PORT, REPORT_MAX, bar_log, emit, hex32, int_in, open_store, progress_bar,
                                 read_capped, read_state_file, show_progress, stop_on_signal, url)
@@ -31,7 +32,8 @@ def _coordinator(args, progress: bool = False):
     try: chain = Chain.connect(args.rpc)
     except ChainError as e: raise CliError(f"--rpc: {e}") from None
     db, close = open_store(args)
-    return Coordinator(db, chain, Evaluator(progress=progress), signer, confirmations=args.confirmations), close
+    return Coordinator(db, chain, Evaluator(progress=progress), signer, confirmations=args.confirmations, contract=args.mining_contract,
+                       screener_cap=args.screener_cap), close
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004b
 def counting_jobs(coord, bar):
@@ -65,6 +67,7 @@ SHUTDOWN_GRACE = 120.0   # seconds serve waits on SIGTERM for the job in hand
 def cmd_coordinator_serve(args):
     import signal, threading
     from coretex.network.http import make_app, HttpIntake, RateLimiter
+    from coretex.network.miner_api import MinerApi, miner_routes
     from coretex.network.coordinator import work
     from coretex.core.state import GENESIS
     parent = read_state_file(args.state, "--state") if args.state else GENESIS
@@ -73,7 +76,9 @@ def cmd_coordinator_serve(args):
     stop, say, worker = threading.Event(), lambda m: print(m, flush=True), None
     try:
         open_epoch(coord, args.epoch, parent, say)
-        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port)
+        app = make_app(coord, limiter := RateLimiter(args.rate))
+        miner_routes(app, MinerApi(coord, args.epoch, limiter, submit_wait=args.submit_wait))   # the network's /coretex/* routes beside /v1
+        try: http = HttpIntake(app, args.host, args.port)
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         worker = threading.Thread(target=work, args=(coord, stop), kwargs={"log": say, "term": args.lease}, daemon=True)
         worker.start()
@@ -125,6 +130,13 @@ def add_coordinator_finalize(csub):
     c.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=500, help="threshold of an epoch with no finalized predecessor")
     c.set_defaults(func=cmd_coordinator_finalize)
 
+# %% ../../nbs/95_cli_network.ipynb #7ce9351e
+def address(s: str) -> str:
+    "An argparse type: a 20-byte hex address with 0x."
+    import argparse, re
+    if not re.fullmatch(r"0x[0-9a-fA-F]{40}", s): raise argparse.ArgumentTypeError(f"not a 0x-prefixed 20-byte hex address: {s[:44]!r}")
+    return s
+
 # %% ../../nbs/95_cli_network.ipynb #a1c90052
 def coordinator_options(c, chain: bool) -> None:
     "The database and key options of every coordinator subcommand, and the chain's where it reads blocks."
@@ -135,6 +147,9 @@ def coordinator_options(c, chain: bool) -> None:
         c.add_argument("--confirmations", type=int_in(0, 1000), default=2)
         c.add_argument("--lease", type=int_in(1, 3600), default=10, metavar="SECONDS",
                        help="how long a job stays leased to a worker that stops renewing it (default 10)")
+        c.add_argument("--mining-contract", type=address, default=BOTCOIN_MINING_V4.verifying_contract, metavar="ADDRESS",
+                       help="the mining contract receipts are signed for, on the --rpc chain (default: the launch deployment's address)")
+        c.add_argument("--screener-cap", type=int_in(0, 10**6), default=50, help="screener receipts signed per miner per epoch (default 50)")
 
 def add_coordinator_serve(csub):
     c = csub.add_parser("serve", help="serve the HTTP intake and evaluate jobs")
@@ -142,6 +157,8 @@ def add_coordinator_serve(csub):
     c.add_argument("--host", default="127.0.0.1"); c.add_argument("--port", type=PORT, default=8750, help="0-65535; 0 picks a free port")
     c.add_argument("--epoch", type=EPOCH, default=1); c.add_argument("--state", help="parent state of a new epoch")
     c.add_argument("--rate", type=int_in(1, 10**6), default=10, help="counted submissions per minute per client address")
+    c.add_argument("--submit-wait", type=int_in(0, 3600), default=90, metavar="SECONDS",
+                   help="how long POST /coretex/submit waits for its evaluation before answering EvalPending (default 90)")
     c.set_defaults(func=cmd_coordinator_serve)
 
 def add_coordinator_work(csub):

@@ -255,7 +255,8 @@ def epoch_verdicts(self, epoch_id: int) -> list:
     for j in self.db.jobs.find({"epochId": epoch_id}).sort("createdAt", 1):
         env = self.verdict(j["dedupKey"])
         if env is None: continue
-        out.append(Scored(j["_id"], j["miner"], from_hex(j["patch"]), j["patchHash"], env["outcome"], int(env["evaluation"]["gate"]["delta_ppm"])))
+        gain = int(env["evaluation"]["gate"]["delta_ppm"]) if "evaluation" in env else 0   # refused at signing (W02, the cap): never scored
+        out.append(Scored(j["_id"], j["miner"], from_hex(j["patch"]), j["patchHash"], env["outcome"], gain))
     return out
 
 @patch_to(CoordinatorStore)

@@ -94,7 +94,7 @@ def read_routes(app, coord: Coordinator) -> None:
     @app.get("/v1/results/<dedup>", provide_automatic_options=False)
     def result(dedup):
         env = coord.store.verdict(dedup)
-        return answer(200, env) if env else refuse(Refusal(404, "unknown_result", f"no result {_show(dedup)}"))
+        return answer(200, coord.published(env)) if env else refuse(Refusal(404, "unknown_result", f"no result {_show(dedup)}"))
 
 # %% ../../nbs/54a_http.ipynb #b6471a9d
 def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:

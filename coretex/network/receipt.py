@@ -10,8 +10,8 @@ __all__ = ['RECEIPT_FIELDS', 'RECEIPT_TYPE_HASH', 'OUTCOMES', 'DOMAIN_FIELDS', '
            'struct_hash', 'Domain', 'domain_separator', 'receipt_digest', 'Signer', 'recover_signer', 'receipt_hash',
            'submit_calldata', 'decode_calldata', 'challenge_id', 'world_seed', 'work_units_bps', 'EpochContext',
            'ChainCursor', 'PerPatchReceipt', 'artifact_hash', 'build_artifact', 'StateAdvance', 'ReceiptPayload',
-           'build_receipt', 'public_receipt', 'SignedReceipt', 'sign_receipt', 'Draw', 'per_patch_receipt',
-           'sign_evaluation', 'mirrored_cursor']
+           'build_receipt', 'public_receipt', 'SignedReceipt', 'sign_receipt', 'transaction_domain', 'Draw',
+           'per_patch_receipt', 'sign_evaluation', 'mirrored_cursor']
 
 # %% ../../nbs/53_receipt.ipynb #76b2ef96
 import os
@@ -340,6 +340,15 @@ def sign_receipt(p: ReceiptPayload, signer: Signer, d: Domain = BOTCOIN_MINING_V
     digest = receipt_digest(p.receipt, d)
     return SignedReceipt(p.receipt, p.compact_patch, signer.sign_digest(digest), signer.address, digest, receipt_hash(p.receipt, d))
 
+# %% ../../nbs/53_receipt.ipynb #8a1d63f7
+def transaction_domain(tx: dict) -> Domain:
+    "The `BotcoinMiningV4` domain a receipt's transaction targets: its chainId and contract (`to`); ReceiptError if they are malformed."
+    chain_id = tx.get("chainId")
+    if isinstance(chain_id, bool) or not isinstance(chain_id, int) or not 0 < chain_id < 2**256: raise ReceiptError(f"transaction chainId {chain_id!r} is not a chain id")
+    try: to = to_hex(from_hex(tx.get("to", ""), 20, "transaction to"))
+    except ValueError as e: raise ReceiptError(str(e)) from None
+    return Domain(BOTCOIN_MINING_V4.name, BOTCOIN_MINING_V4.version, chain_id, to)
+
 # %% ../../nbs/53_receipt.ipynb #f3789fdb
 @dataclass(frozen=True)
 class Draw:
@@ -357,7 +366,9 @@ def per_patch_receipt(rep, dedup_key: bytes, miner: str, draw: Draw, epoch_id: i
 RECEIPT_TTL_SEC = 900
 
 def sign_evaluation(rep, dedup_key: bytes, threshold_ppm: int, miner: str, patch: bytes, draw: Draw, ctx: EpochContext,
-                    cursor: ChainCursor, signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC) -> dict:
+                    cursor: ChainCursor, signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC,
+                    domain: Domain = BOTCOIN_MINING_V4,  # the EIP-712 domain: the mining contract on the chain in use
+                   ) -> dict:
     "The envelope of an evaluated patch (`EvalReport`): artifact, signed receipt and transaction if accepted, the verdict alone if not."
     base = {"outcome": rep.outcome, "epochId": ctx.epoch_id, "miner": to_hex(from_hex(miner, 20, "miner")),
             "dedupKey": to_hex(dedup_key), "evaluation": rep.to_json()}
@@ -369,11 +380,11 @@ def sign_evaluation(rep, dedup_key: bytes, threshold_ppm: int, miner: str, patch
     if rep.outcome == "STATE_ADVANCE":
         low = min((rep.gate, rep.confirm), key=lambda p: p.delta_ppm)
         advance = StateAdvance(rep.child_root, low.before_ppm)
-    s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer)
+    s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer, domain)
     r = s.receipt
     return {"status": "accepted", **base, "patchHash": to_hex(r.patch_hash), "evalReportHash": to_hex(r.eval_report_hash),
             "workUnitsBps": r.work_units_bps, "newStateRoot": to_hex(r.new_state_root),
-            "receipt": public_receipt(r, s.compact_patch, s.signature), "transaction": s.transaction(),
+            "receipt": public_receipt(r, s.compact_patch, s.signature), "transaction": s.transaction(domain),
             "issuedAt": r.issued_at, "expiresAt": r.expires_at, "receiptHash": to_hex(s.receipt_hash), "signer": s.signer,
             "artifact": art}
 

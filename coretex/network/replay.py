@@ -15,7 +15,7 @@ from ..core.keccak import keccak256, to_hex, from_hex, HexError
 from ..core.patch import patch_hash, dedup_key, semantic_bytes, apply_patch, PatchError
 from ..core.seeds import SeedInputs, SeedError, eval_seed, draw_pack
 from ..core.state import state_root
-from .receipt import PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata, receipt_digest, recover_signer, challenge_id
+from .receipt import PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata, receipt_digest, recover_signer, challenge_id, transaction_domain
 
 # %% ../../nbs/55_replay.ipynb #cddccafb
 class RpcError(RuntimeError):
@@ -288,7 +288,7 @@ def replay_envelope(env: dict,                # a coordinator's envelope: its ar
     if (msg := receipt_binding_error(env["artifact"], rc, compact)): return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", msg)
     t.ok("receipt binding", f"the signed receipt commits to artifact {v.artifact_hash}")
     want = signer or env.get("signer") or "no signer named"
-    try: who = recover_signer(receipt_digest(rc), sig)
+    try: who = recover_signer(receipt_digest(rc, transaction_domain(env["transaction"])), sig)   # the domain the receipt is valid in
     except ReceiptError as e: return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", str(e))
     if who.lower() != want.lower(): return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", f"signed by {who}, expected {want}")
     t.ok("signature", f"signed by {who}")
