@@ -64,7 +64,7 @@ SHUTDOWN_GRACE = 120.0   # seconds serve waits on SIGTERM for the job in hand
 
 def cmd_coordinator_serve(args):
     import signal, threading
-    from coretex.network.http import make_app, HttpIntake, RateLimiter
+    from coretex.network.http import make_app, HttpIntake, RateLimiter, RequestBudget
     from coretex.network.coordinator import work
     from coretex.core.state import GENESIS
     parent = read_state_file(args.state, "--state") if args.state else GENESIS
@@ -73,7 +73,7 @@ def cmd_coordinator_serve(args):
     stop, say, worker = threading.Event(), lambda m: print(m, flush=True), None
     try:
         open_epoch(coord, args.epoch, parent, say)
-        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port)
+        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port, budget=RequestBudget(args.requests, 2 * args.requests))
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         worker = threading.Thread(target=work, args=(coord, stop), kwargs={"log": say, "term": args.lease}, daemon=True)
         worker.start()
@@ -142,6 +142,7 @@ def add_coordinator_serve(csub):
     c.add_argument("--host", default="127.0.0.1"); c.add_argument("--port", type=PORT, default=8750, help="0-65535; 0 picks a free port")
     c.add_argument("--epoch", type=EPOCH, default=1); c.add_argument("--state", help="parent state of a new epoch")
     c.add_argument("--rate", type=int_in(1, 10**6), default=10, help="counted submissions per minute per client address")
+    c.add_argument("--requests", type=int_in(1, 10**6), default=50, help="requests of any kind per second per client address (twice as many at once)")
     c.set_defaults(func=cmd_coordinator_serve)
 
 def add_coordinator_work(csub):
