@@ -73,7 +73,8 @@ def cmd_coordinator_serve(args):
     stop, say, worker = threading.Event(), lambda m: print(m, flush=True), None
     try:
         open_epoch(coord, args.epoch, parent, say)
-        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port, budget=RequestBudget(args.requests, 2 * args.requests))
+        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port,
+                             budget=RequestBudget(args.requests, 2 * args.requests), trusted_proxies=args.trusted_proxy)
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         worker = threading.Thread(target=work, args=(coord, stop), kwargs={"log": say, "term": args.lease}, daemon=True)
         worker.start()
@@ -143,6 +144,7 @@ def add_coordinator_serve(csub):
     c.add_argument("--epoch", type=EPOCH, default=1); c.add_argument("--state", help="parent state of a new epoch")
     c.add_argument("--rate", type=int_in(1, 10**6), default=10, help="counted submissions per minute per client address")
     c.add_argument("--requests", type=int_in(1, 10**6), default=50, help="requests of any kind per second per client address (twice as many at once)")
+    c.add_argument("--trusted-proxy", action="append", metavar="ADDR", help="a reverse proxy in front (an address or a network; repeatable): the client is then the last address it adds to X-Forwarded-For")
     c.set_defaults(func=cmd_coordinator_serve)
 
 def add_coordinator_work(csub):

@@ -24,6 +24,7 @@ from granian.constants import HTTPModes, Interfaces
 from granian.http import HTTP1Settings
 from granian.net import SocketHolder
 from granian.server.embed import Server
+from granian.utils.proxies import wrap_asgi_with_proxy_headers
 
 # %% ../../nbs/54a_http.ipynb #50ff09ea
 def client_key(address: str) -> str:
@@ -198,7 +199,7 @@ class WsgiFront:
     def __init__(self, app, threads: int = 8, body_timeout: float = BODY_TIMEOUT, per_address: int = PER_ADDRESS, share: int = SHARE,
                  queued: int = QUEUED, budget: RequestBudget|None = None):
         self.app, self.body_timeout, self.per_address, self.share, self.queued = app, body_timeout, per_address, share, queued
-        self.budget = budget or RequestBudget()
+        self.budget = RequestBudget() if budget is None else budget   # an empty one has no length: not `or`
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="intake")
         self.open, self.slots, self.in_app = {}, {}, 0   # per key: requests in flight, and the semaphore of its share of threads
         self.stopping, self._deadlines = False, set()    # the body reads' deadlines, cut short by `stop`
@@ -238,6 +239,21 @@ async def _body(self, receive, n: int) -> bytes|None:
     return b"".join(parts) if got == n else None   # hyper frames the body by its Content-Length: never more, less only if cut off
 
 @patch_to(WsgiFront)
+async def _pause(self) -> None:
+    "Wait `body_timeout` seconds before a refusal (cut short at `stop`), so that a client over its limits cannot reconnect faster than a slow one."
+    try:
+        async with asyncio.timeout(self.body_timeout) as deadline:
+            self._deadlines.add(deadline)
+            try: await asyncio.Event().wait()
+            finally: self._deadlines.discard(deadline)
+    except TimeoutError: pass
+
+def _key(scope: dict) -> str:
+    "The client address key of a request; 'unknown' if it has none that is an IP address (a proxy's X-Forwarded-For may carry anything)."
+    try: return client_key(scope["client"][0])
+    except (KeyError, TypeError, ValueError): return "unknown"
+
+@patch_to(WsgiFront)
 def _admit(self, scope: dict, key: str) -> int|Refusal:
     "The declared body length, or why the request is refused before anything of its body is read."
     if not self.budget.allow(key): return Refusal(429, "too_many_requests", f"at most {self.budget.rate:g} requests a second per client address")
@@ -250,9 +266,11 @@ def _admit(self, scope: dict, key: str) -> int|Refusal:
 @patch_to(WsgiFront)
 async def __call__(self, scope, receive, send):
     if scope["type"] != "http": return   # no lifespan (served as ASGINL), no websockets (disabled)
-    key = client_key(scope["client"][0]) if scope.get("client") else "unknown"
+    key = _key(scope)
     n = self._admit(scope, key)
-    if isinstance(n, Refusal): return await self._refuse(send, n)
+    if isinstance(n, Refusal):
+        if n.status in (429, 503): await self._pause()   # over its address's limits: answered no sooner than a trickler
+        return await self._refuse(send, n)
     self.open[key] = self.open.get(key, 0) + 1
     try:
         try: body = await self._body(receive, n) if n else b""
@@ -293,20 +311,23 @@ class _Embedded(Server):
 def _tasks() -> set: return {int(t) for t in os.listdir("/proc/self/task")}
 
 def _comm(tid: int) -> str:
-    try: return open(f"/proc/self/task/{tid}/comm").read().strip()
+    try:
+        with open(f"/proc/self/task/{tid}/comm") as f: return f.read().strip()
     except OSError: return ""
 
 # %% ../../nbs/54a_http.ipynb #cb3cd83c
 class HttpIntake:
     "A WSGI app served over HTTP/1.1 by Granian embedded in this process, through `WsgiFront`: deadlines, limits per client address, the app on `threads` threads."
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, threads: int = 8, head_timeout: float = HEAD_TIMEOUT,
-                 connections: int|None = None, **front):
+                 connections: int|None = None, trusted_proxies: list|None = None, **front):
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.sock = socket.create_server((host, port), family=fam, backlog=BACKLOG, dualstack_ipv6=host == "::")   # OSError: "cannot listen on ..."
         self.port = self.sock.getsockname()[1]
         self.connections = connections or open_file_budget()   # Granian's backpressure: connections held at once
         self.front = WsgiFront(app, threads=threads, **front)
-        self.server = _Embedded(self.front, self.sock, interface=Interfaces.ASGINL, http=HTTPModes.http1, websockets=False, backlog=BACKLOG,
+        # behind a reverse proxy every peer is the proxy: the client is then the last address it adds to X-Forwarded-For
+        target = wrap_asgi_with_proxy_headers(self.front, trusted_proxies) if trusted_proxies else self.front
+        self.server = _Embedded(target, self.sock, interface=Interfaces.ASGINL, http=HTTPModes.http1, websockets=False, backlog=BACKLOG,
                                 backpressure=self.connections, log_level="error", log_dictconfig=_LOGGING,
                                 http1_settings=HTTP1Settings(header_read_timeout=int(head_timeout * 1000), keep_alive=True, max_buffer_size=MAX_HEAD))
         self.loop, self._ready, self._native = None, threading.Event(), set()
@@ -317,7 +338,7 @@ _LOGGING = {"version": 1, "disable_existing_loggers": False, "loggers": {"_grani
 def listen_overflows() -> int:
     "The kernel's count of connections dropped because a listen queue was full (this host, every socket)."
     try:
-        lines = open("/proc/net/netstat").read().splitlines()
+        with open("/proc/net/netstat") as f: lines = f.read().splitlines()
         names, values = next((a.split(), b.split()) for a, b in zip(lines[::2], lines[1::2]) if a.startswith("TcpExt:"))
         return int(values[names.index("ListenOverflows")])
     except (OSError, StopIteration, ValueError): return 0
