@@ -1842,6 +1842,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                       'coretex.network.http.WsgiFront._pause': ('http.html#wsgifront._pause', 'coretex/network/http.py'),
                                       'coretex.network.http.WsgiFront._refuse': ('http.html#wsgifront._refuse', 'coretex/network/http.py'),
                                       'coretex.network.http.WsgiFront._send': ('http.html#wsgifront._send', 'coretex/network/http.py'),
+                                      'coretex.network.http.WsgiFront.deadline': ( 'http.html#wsgifront.deadline',
+                                                                                   'coretex/network/http.py'),
                                       'coretex.network.http.WsgiFront.stop': ('http.html#wsgifront.stop', 'coretex/network/http.py'),
                                       'coretex.network.http._Embedded': ('http.html#_embedded', 'coretex/network/http.py'),
                                       'coretex.network.http._Embedded.__init__': ( 'http.html#_embedded.__init__',

@@ -9,7 +9,7 @@ __all__ = ['log', 'MAX_HEAD', 'HEAD_TIMEOUT', 'BODY_TIMEOUT', 'PER_ADDRESS', 'SH
            'listen_overflows']
 
 # %% ../../nbs/54a_http.ipynb #eb551244
-import asyncio, heapq, io, ipaddress, json, logging, os, re, signal, socket, sys, threading, time
+import asyncio, heapq, io, ipaddress, json, logging, os, random, re, signal, socket, sys, threading, time
 from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote_to_bytes
@@ -204,6 +204,10 @@ class WsgiFront:
         self.open, self.slots, self.in_app = {}, {}, 0   # per key: requests in flight, and the semaphore of its share of threads
         self.stopping, self._deadlines = False, set()    # the body reads' deadlines, cut short by `stop`
 
+    def deadline(self) -> float:
+        "Seconds this request's body may take: `body_timeout`, and up to a quarter more, drawn, so that a crowd that came together does not time out together."
+        return self.body_timeout * (1 + random.random() / 4)
+
     def stop(self) -> None:
         "Answer every body still being read (503), so that the server's graceful stop does not wait out their deadlines."
         self.stopping = True
@@ -227,7 +231,7 @@ async def _refuse(self, send, r: Refusal) -> None:
 async def _body(self, receive, n: int) -> bytes|None:
     "The body, read whole within the deadline (TimeoutError past it, or at `stop`); None if the client went away."
     parts, got = [], 0
-    async with asyncio.timeout(self.body_timeout) as deadline:
+    async with asyncio.timeout(self.deadline()) as deadline:
         self._deadlines.add(deadline)
         try:
             while got < n:
@@ -240,9 +244,9 @@ async def _body(self, receive, n: int) -> bytes|None:
 
 @patch_to(WsgiFront)
 async def _pause(self) -> None:
-    "Wait `body_timeout` seconds before a refusal (cut short at `stop`), so that a client over its limits cannot reconnect faster than a slow one."
+    "Wait as long as a body may take before a refusal (cut short at `stop`), so that a client over its limits cannot reconnect faster than a slow one."
     try:
-        async with asyncio.timeout(self.body_timeout) as deadline:
+        async with asyncio.timeout(self.deadline()) as deadline:
             self._deadlines.add(deadline)
             try: await asyncio.Event().wait()
             finally: self._deadlines.discard(deadline)
