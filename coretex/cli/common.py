@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'KEY_FILE_MAX', 'REPORT_MAX', 'JSONL_MAX', 'JSONL_LINE_MAX', 'CORPUS_MAX',
-           'FIXTURE_FILE_MAX', 'CliError', 'emit', 'hex32', 'optional_hex32', 'epoch_number', 'CliParser',
-           'parse_refusal', 'int_in', 'unit_float', 'url', 'read_capped', 'read_state_file', 'out_dir', 'stream_size',
+           'FIXTURE_FILE_MAX', 'EVENTS_MAX', 'VECTORS_MAX', 'JSON_FILE_MAX', 'CLAIM_MAX', 'CliError', 'emit', 'hex32',
+           'optional_hex32', 'epoch_number', 'CliParser', 'parse_refusal', 'int_in', 'unit_float', 'url',
+           'open_regular', 'read_capped', 'gunzip_capped', 'read_state_file', 'out_dir', 'stream_size',
            'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'open_store', 'stop_on_signal',
            'show_progress', 'progress_bar', 'bar_log']
 
@@ -89,14 +90,40 @@ REPORT_MAX = 4 * 2**20              # a signed envelope: its parent state's hex 
 JSONL_MAX, JSONL_LINE_MAX = 64 * 2**20, 2**20    # a responses or patch-queue file, and one line of it
 CORPUS_MAX = 4 * 2**30              # a production corpus JSON, on disk and decompressed
 FIXTURE_FILE_MAX = 16 * 2**20       # one file of a beliefs fixture set (the paper's are under 40 KB)
+EVENTS_MAX = 256 * 2**20            # an epoch's registry events, decoded or raw logs (decompressed too)
+VECTORS_MAX = 256 * 2**20           # stored embeddings for `consensus --embeddings` (decompressed too)
+JSON_FILE_MAX = 16 * 2**20          # a weight-setting scenario, a table of sybil scores
+CLAIM_MAX = 2**20                   # a bonus claim: one leaf and its Merkle proof
+
+
+def open_regular(path, what: str = ""):
+    "`path` open for reading (binary) if it is a regular file; a CliError naming the input otherwise, a FIFO or a device refused before it is opened."
+    import errno, os, stat
+    label = f"{what} {path}" if what else str(path)
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode): raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode): raise CliError(f"{label}: not a regular file (a FIFO or a device is not read)")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)   # a FIFO swapped in since the check: opened without waiting for a writer
+        if not stat.S_ISREG(os.fstat(fd).st_mode): os.close(fd); raise CliError(f"{label}: not a regular file (a FIFO or a device is not read)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except OSError as e: raise CliError(f"cannot read {label}: {e.strerror}") from None
 
 def read_capped(path, what: str, cap: int) -> bytes:
-    "The bytes of `path`, at most `cap` of them; a CliError naming the input and its cap otherwise."
-    try:
-        with open(path, "rb") as f: data = f.read(cap + 1)
-    except OSError as e: raise CliError(f"cannot read {what} {path}: {e.strerror}") from None
+    "The bytes of regular file `path`, at most `cap` of them; a CliError naming the input and its cap otherwise."
+    with open_regular(path, what) as f: data = f.read(cap + 1)
     if len(data) > cap: raise CliError(f"{what} {path} is over {cap} bytes")
     return data
+
+def gunzip_capped(data: bytes, what: str, cap: int) -> bytes:
+    "`data` decompressed if it is gzip (by its magic bytes), at most `cap` bytes of it; a CliError naming the input otherwise."
+    import zlib
+    if data[:2] != b"\x1f\x8b": return data
+    try: out = zlib.decompressobj(wbits=31).decompress(data, cap + 1)
+    except zlib.error as e: raise CliError(f"{what}: not gzip ({e})") from None
+    if len(out) > cap: raise CliError(f"{what} decompressed is over {cap} bytes")
+    return out
 
 def read_state_file(path, what: str = "state"):
     "The cells of a state file, read with a bound; a CliError naming the file otherwise."
@@ -143,8 +170,8 @@ def _no_constant(name): raise ValueError(f"{name} is not JSON")
 def read_jsonl(path, check=None) -> list:
     "Objects of a strict JSON-lines file, each passed through `check`; a bad or overlong line is a CliError naming it."
     out, total = [], 0
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path) as f:
+        try:
             for n, line in enumerate(iter(lambda: f.readline(JSONL_LINE_MAX + 1), b""), 1):
                 if (total := total + len(line)) > JSONL_MAX: raise CliError(f"{path} is over {JSONL_MAX} bytes")
                 if len(line) > JSONL_LINE_MAX: raise CliError(f"{path}:{n}: line over {JSONL_LINE_MAX} bytes")
@@ -155,14 +182,14 @@ def read_jsonl(path, check=None) -> list:
                 if not isinstance(obj, dict): raise CliError(f"{path}:{n}: expected a JSON object")
                 try: out.append(check(obj) if check else obj)
                 except ValueError as e: raise CliError(f"{path}:{n}: {e}") from None
-    except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
+        except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
     return out
 
 def check_jsonl_size(path) -> None:
     "Refuse a JSON-lines file over JSONL_MAX bytes (streamed, nothing kept) before another reader takes it whole."
-    try:
-        with open(path, "rb") as f: stream_size(f, str(path), JSONL_MAX)
-    except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
+    with open_regular(path) as f:
+        try: stream_size(f, str(path), JSONL_MAX)
+        except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90014
 def parse_duration(s: str):

@@ -10,7 +10,8 @@ __all__ = ['COMMANDS', 'EXAMPLES', 'pick_narrator', 'ProgressEmbedder', 'progres
 
 # %% ../../nbs/96_cli_consensus.ipynb #75e63c1f
 import argparse, json, sys
-from .common import (CliError, _no_constant, open_store, out_dir, parse_duration, read_jsonl, show_progress, stop_on_signal,
+from .common import (CliError, JSON_FILE_MAX, JSONL_MAX, VECTORS_MAX, _no_constant, gunzip_capped, open_store, out_dir, parse_duration,
+                                read_capped, read_jsonl, show_progress, stop_on_signal,
                                 unit_float, url)
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90033
@@ -39,7 +40,7 @@ def record_challenge(db, args, rows, result) -> None:
     "Store a challenge's evaluation, once per challenge id (default: the hash of the responses file)."
     import hashlib
     from coretex.consensus.seed_rules import ConsensusStore
-    cid = args.challenge_id or hashlib.sha256(open(args.responses, "rb").read()).hexdigest()[:16]
+    cid = args.challenge_id or hashlib.sha256(read_capped(args.responses, "responses", JSONL_MAX)).hexdigest()[:16]
     store = ConsensusStore(db)
     if not store.has_challenge(cid): store.record(cid, args.prompt or "", rows, result)
 
@@ -98,8 +99,9 @@ def add_consensus(sub):
 
 # %% ../../nbs/96_cli_consensus.ipynb #c157a997
 def vector_table(path: str):
-    "The stored vectors of --embeddings, or a CliError naming the file."
+    "The stored vectors of --embeddings (a regular file, under VECTORS_MAX also decompressed), or a CliError naming the file."
     from coretex.consensus.loosh import load_vector_table
+    gunzip_capped(read_capped(path, "--embeddings", VECTORS_MAX), f"--embeddings {path}", VECTORS_MAX)   # checked before the loader reads it whole
     try: return load_vector_table(path)
     except ValueError as e: raise CliError(f"--embeddings {path}: {e}") from None
 
@@ -168,10 +170,8 @@ def add_weights(sub):
 
 # %% ../../nbs/96_cli_consensus.ipynb #c1d4b90e
 def read_json_file(path: str, option: str):
-    "The JSON in a file an option names, or a CliError naming both."
-    try:
-        with open(path, "rb") as f: return json.loads(f.read(), parse_constant=_no_constant)
-    except OSError as e: raise CliError(f"{option} {path}: cannot read ({e.strerror})") from None
+    "The JSON in a regular file an option names (at most JSON_FILE_MAX bytes), or a CliError naming both."
+    try: return json.loads(read_capped(path, option, JSON_FILE_MAX), parse_constant=_no_constant)
     except (ValueError, RecursionError) as e: raise CliError(f"{option} {path}: not JSON ({str(e)[:80]})") from None
 
 def sybil_scores_file(path: str) -> dict:

@@ -9,16 +9,18 @@ __all__ = ['COMMANDS', 'EXAMPLES', 'epoch_events_arg', 'cmd_verify_epoch', 'add_
 # %% ../../nbs/94_cli_economy.ipynb #70e76fc4
 import json, sys
 from ..core.keccak import HexError, from_hex
-from .common import CliError, EPOCH, emit, hex32, int_in, open_store, read_state_file, url
+from .common import (CLAIM_MAX, CliError, EPOCH, EVENTS_MAX, emit, gunzip_capped, hex32, int_in, open_store, read_capped,
+                                read_state_file, url)
 
 # %% ../../nbs/94_cli_economy.ipynb #34804566
 def epoch_events_arg(args):
     "The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise."
-    from coretex.network.finalize import EpochFileError, read_epoch_events, fetch_epoch_events
+    from coretex.network.finalize import EpochFileError, epoch_events_of, fetch_epoch_events
     if (args.events is None) == (args.rpc is None): raise CliError("give an EVENTS.json file, or --rpc with --address and --epoch")
     if args.events is not None:
-        try: return read_epoch_events(args.events, args.epoch)
-        except EpochFileError as e: raise CliError(str(e)) from None
+        raw = gunzip_capped(read_capped(args.events, "EVENTS.json", EVENTS_MAX), f"EVENTS.json {args.events}", EVENTS_MAX)
+        try: return epoch_events_of(json.loads(raw), args.epoch)
+        except (ValueError, RecursionError) as e: raise CliError(f"{args.events}: {e}" if isinstance(e, EpochFileError) else f"cannot read {args.events}: {str(e)[:120]}") from None
     from coretex.network.chain import Chain, ChainError
     if args.address is None or args.epoch is None: raise CliError("--rpc needs --address (the registry) and --epoch")
     try: from_hex(args.address, 20, "--address")
@@ -50,9 +52,8 @@ def add_verify_epoch(sub):
 # %% ../../nbs/94_cli_economy.ipynb #800999ad
 def read_claim(path) -> dict:
     "A claim printed by `claim-proof`, or a CliError naming the file."
-    try:
-        with open(path) as f: claim = json.load(f)
-    except (OSError, ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
+    try: claim = json.loads(read_capped(path, "claim", CLAIM_MAX))
+    except (ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
     keys = ("miner", "bonus_botcoin", "cap_botcoin", "proof", "merkle_root")
     if not isinstance(claim, dict) or any(k not in claim for k in keys) or not isinstance(claim["proof"], list):
         raise CliError(f"{path} is not a claim (it needs {', '.join(keys)})")

@@ -66,7 +66,7 @@ SHUTDOWN_GRACE = 120.0   # seconds serve waits on SIGTERM for the job in hand
 
 def cmd_coordinator_serve(args):
     import signal, threading
-    from coretex.network.http import make_app, HttpIntake, RateLimiter
+    from coretex.network.http import make_app, HttpIntake, RateLimiter, RequestBudget
     from coretex.network.miner_api import MinerApi, miner_routes
     from coretex.network.coordinator import work
     from coretex.core.state import GENESIS
@@ -78,7 +78,8 @@ def cmd_coordinator_serve(args):
         open_epoch(coord, args.epoch, parent, say)
         app = make_app(coord, limiter := RateLimiter(args.rate))
         miner_routes(app, MinerApi(coord, args.epoch, limiter, submit_wait=args.submit_wait))   # the network's /coretex/* routes beside /v1
-        try: http = HttpIntake(app, args.host, args.port)
+        try: http = HttpIntake(app, args.host, args.port,
+                             budget=RequestBudget(args.requests, 2 * args.requests), trusted_proxies=args.trusted_proxy)
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         worker = threading.Thread(target=work, args=(coord, stop), kwargs={"log": say, "term": args.lease}, daemon=True)
         worker.start()
@@ -159,6 +160,8 @@ def add_coordinator_serve(csub):
     c.add_argument("--rate", type=int_in(1, 10**6), default=10, help="counted submissions per minute per client address")
     c.add_argument("--submit-wait", type=int_in(0, 3600), default=90, metavar="SECONDS",
                    help="how long POST /coretex/submit waits for its evaluation before answering EvalPending (default 90)")
+    c.add_argument("--requests", type=int_in(1, 10**6), default=50, help="requests of any kind per second per client address (twice as many at once)")
+    c.add_argument("--trusted-proxy", action="append", metavar="ADDR", help="a reverse proxy in front (an address or a network; repeatable): the client is then the last address it adds to X-Forwarded-For")
     c.set_defaults(func=cmd_coordinator_serve)
 
 def add_coordinator_work(csub):

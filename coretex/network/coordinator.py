@@ -69,6 +69,8 @@ class Job:
     error: str|None = None
     owner: str|None = None   # the worker holding the job's lease
     lease: float = 0.0       # when that lease runs out (Unix seconds; 0: nobody holds it)
+    source: str|None = None  # who submitted it: the client address key (`client_key`) of its HTTP request
+    turn: int|None = None    # its place in the fair queue (see `next_turn`)
     @property
     def inflight(self) -> str: return f"{self.epoch_id}:{self.parent_root}:{self.patch_hash}"
     def doc(self) -> dict: return {_DOC.get(k, k): v for k, v in asdict(self).items()}
@@ -140,7 +142,10 @@ def reveal(self, epoch_id: int) -> tuple|None:
 _STAMP = {"running": "scoringStartedAt", "done": "finishedAt", "failed": "failedAt"}
 
 @patch_to(CoordinatorStore)
-def add_job(self, job: Job) -> None: self.db.jobs.insert_one({**job.doc(), "createdAt": datetime.now(timezone.utc)})
+def add_job(self, job: Job|dict) -> None:
+    "Store a job (or a job's document, as its claim holds it) once: storing it again, as after a crash, changes nothing."
+    doc = {**job.doc(), "createdAt": datetime.now(timezone.utc)} if isinstance(job, Job) else job
+    self.db.jobs.update_one({"_id": doc["_id"]}, {"$setOnInsert": {k: v for k, v in doc.items() if k != "_id"}}, upsert=True)
 
 @patch_to(CoordinatorStore)
 def job(self, job_id: str) -> Job|None:
@@ -175,10 +180,10 @@ LEASE_TERM = 10.0   # seconds a job stays leased unless renewed; a holder renews
 
 @patch_to(CoordinatorStore)
 def take(self, owner: str, term: float = LEASE_TERM) -> Job|None:
-    "Lease the oldest unfinished job that nobody holds to `owner`, in one atomic update; None if there is none."
+    "Lease the first unfinished job that nobody holds, by turn and then age, to `owner`, in one atomic update; None if there is none."
     now = time.time()
     d = self.db.jobs.find_one_and_update({"status": {"$in": ["pending", "running"]}, "lease": {"$lt": now}},
-                                         {"$set": {"owner": owner, "lease": now + term}}, sort=[("createdAt", 1)],
+                                         {"$set": {"owner": owner, "lease": now + term}}, sort=[("turn", 1), ("createdAt", 1)],
                                          return_document=pymongo.ReturnDocument.AFTER)
     return d and Job.from_doc(d)
 
@@ -192,15 +197,27 @@ def let_go(self, job_id: str, owner: str) -> None:
     "Give a job back: the next `take` may have it at once (a finished job stays finished; `take` skips it by status)."
     self.db.jobs.update_one({"_id": job_id, "owner": owner}, {"$set": {"owner": None, "lease": 0.0}})
 
+# %% ../../nbs/54_coordinator.ipynb #05acca3e
+@patch_to(CoordinatorStore)
+def next_turn(self, source: str) -> int:
+    "The turn of a new job from `source`: one after that source's last job still waiting, and never before the queue's front."
+    waiting = {"status": {"$in": ["pending", "running"]}}
+    front = (self.db.jobs.find_one(waiting, {"turn": 1}, sort=[("turn", 1)]) or {}).get("turn") or 0
+    last = self.db.jobs.find_one({**waiting, "source": source}, {"turn": 1}, sort=[("turn", -1)])
+    return max(front, (last.get("turn") or 0) + 1) if last else front
+
 # %% ../../nbs/54_coordinator.ipynb #a94678ed
 @patch_to(CoordinatorStore)
-def claim(self, key: str) -> bool:
-    "Mark (epoch, parent, patchHash) in flight; False if it already is."
-    try: self.db.inflight.insert_one({"_id": key, "at": datetime.now(timezone.utc)}); return True
-    except pymongo.errors.DuplicateKeyError: return False
+def claim(self, job: Job) -> dict|None:
+    "Mark the job's (epoch, parent, patchHash) in flight, the job inside the mark, in one insert; None, or the claim already there."
+    now = datetime.now(timezone.utc)
+    try: self.db.inflight.insert_one({"_id": job.inflight, "job": {**job.doc(), "createdAt": now}, "at": now}); return None
+    except pymongo.errors.DuplicateKeyError: return self.db.inflight.find_one({"_id": job.inflight}) or {"_id": job.inflight, "job": None}
 
 @patch_to(CoordinatorStore)
-def release(self, key: str) -> None: self.db.inflight.delete_one({"_id": key})
+def release(self, key: str, job_id: str) -> None:
+    "Give back the in-flight mark `key` if job `job_id` holds it."
+    self.db.inflight.delete_one({"_id": key, "job._id": job_id})
 
 # %% ../../nbs/54_coordinator.ipynb #879fd5fc
 @patch_to(CoordinatorStore)
@@ -226,12 +243,13 @@ class Refusal:
     status: int
     code: str
     message: str
-    def to_json(self) -> dict: return {"error": self.code, "message": self.message}
+    extra: dict|None = None   # fields a client can act on, beside the message (the job of a duplicate in flight)
+    def to_json(self) -> dict: return {"error": self.code, "message": self.message, **(self.extra or {})}
 
 class IntakeError(ValueError):
     "A refusal raised where it is found (the epoch's state, the chain, the verdict cache)."
-    def __init__(self, status: int, code: str, message: str):
-        super().__init__(f"{code}: {message}"); self.refusal = Refusal(status, code, message)
+    def __init__(self, status: int, code: str, message: str, **extra):
+        super().__init__(f"{code}: {message}"); self.refusal = Refusal(status, code, message, extra or None)
         self.status, self.code, self.message = status, code, message
 
 def status_code(reason: str) -> str:
@@ -391,23 +409,41 @@ def head(self) -> int:
     except ChainError as e: raise IntakeError(503, "chain_unavailable", str(e)) from None
 
 # %% ../../nbs/54_coordinator.ipynb #cbedbc1b
+@patch_to(CoordinatorStore)
+def settle(self, held: dict) -> str|None:
+    "The id of the job a claim holds, that job stored again if a crash lost it; None, the claim released, if it holds nothing (its job finished, or a claim from before claims held their job)."
+    job = held.get("job")
+    if job is None: self.db.inflight.delete_one({"_id": held["_id"], "job": None}); return None
+    d = self.db.jobs.find_one({"_id": job["_id"]}, {"status": 1})
+    if d is None: self.add_job(job)
+    elif d["status"] in ("done", "failed"): self.release(held["_id"], job["_id"]); return None
+    return job["_id"]
+
+@patch_to(CoordinatorStore)
+def restore(self) -> list:
+    "Settle every claim (after a crash: lost jobs stored, finished claims released); the ids of the jobs in flight."
+    return [j for held in list(self.db.inflight.find({})) if (j := self.settle(held)) is not None]
+
 @patch_to(Coordinator)
 def enqueue(self, job: Job) -> None:
-    "Claim the job's (epoch, parent, patchHash) and store the job; IntakeError 409 if it is already in flight."
-    if not self.store.claim(job.inflight): raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is already being evaluated")
-    try: self.store.add_job(job)
-    except BaseException: self.store.release(job.inflight); raise
+    "Claim the job's (epoch, parent, patchHash), the job inside the claim, then store the job; IntakeError 409 naming the job already in flight."
+    for _ in range(3):   # a claim that holds nothing any more is released, and the claim tried again
+        if (held := self.store.claim(job)) is None: return self.store.add_job(job)
+        if (other := self.store.settle(held)) is not None:
+            raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is already being evaluated (job {other})", jobId=other)
+    raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is being claimed by other submissions; try again")
 
 # %% ../../nbs/54_coordinator.ipynb #12d4ac12
 @patch_to(Coordinator)
-def accept(self, sub: Submission, ep: Epoch|None = None) -> dict:
-    "A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read); IntakeError otherwise."
+def accept(self, sub: Submission, ep: Epoch|None = None, source: str = "") -> dict:
+    "A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read) from `source`; IntakeError otherwise."
     ep = ep or self.open_epoch_of(sub.epoch_id)
     ph, dk = submission_keys(sub)
     if (hit := self.cached(dk)) is not None: return hit
     self.check_applies(ep, sub)
     received = self.head()
-    job = Job(job_id(dk, received), "pending", sub.miner, to_hex(sub.data), sub.epoch_id, ep.root, ph, dk, received, received + self.offset)
+    job = Job(job_id(dk, received), "pending", sub.miner, to_hex(sub.data), sub.epoch_id, ep.root, ph, dk, received, received + self.offset,
+              source=source, turn=self.store.next_turn(source))
     self.enqueue(job)
     return {"status": "pending", "cached": False, "jobId": job.id, "dedupKey": dk, "receivedAtBlock": received, "targetBlock": job.target_block}
 
@@ -433,7 +469,7 @@ def fail(self, job_id: str, err: BaseException) -> None:
     "Record a job as failed, with the error's class and message, and release its in-flight mark."
     job = self.store.job(job_id)
     self.store.mark(job_id, "failed", f"{err.__class__.__name__}: {str(err)[:300]}")
-    self.store.release(job.inflight)
+    self.store.release(job.inflight, job.id)
 
 # %% ../../nbs/54_coordinator.ipynb #8fac4401
 @patch_to(Coordinator)
@@ -522,7 +558,7 @@ def process(self, job_id: str) -> dict:
         rep = evaluate_patch(self.ev, parent, from_hex(job.patch), from_hex(job.blockhash), self.store.secret(job.epoch_id), job.epoch_id)
         env = self.settle(job, rep, parent)
     self.advance(job, parent, env)
-    self.store.release(job.inflight)
+    self.store.release(job.inflight, job.id)
     self.store.mark(job_id, "done")
     return env
 
@@ -572,12 +608,15 @@ class Lease:
 
 def work(coord: Coordinator, stop: threading.Event|None = None, poll: float = 0.5, log=print, once: bool = False, term: float = LEASE_TERM) -> None:
     "Lease and evaluate jobs until `stop` is set (with `once`, until none is unfinished); no exception ends the loop."
-    stop, owner = stop or threading.Event(), worker_name()
+    stop, owner, settled = stop or threading.Event(), worker_name(), None
     while not stop.is_set():
-        try: job = coord.store.take(owner, term); left = job is not None or bool(coord.pending())
+        try:
+            if settled is None: coord.store.restore(); settled = time.monotonic()   # at start, and again when idle
+            job = coord.store.take(owner, term); left = job is not None or bool(coord.pending())
         except Exception as e:
             log(f"cannot take a job ({e.__class__.__name__}); retrying"); stop.wait(poll); continue
         if job is None:
+            if time.monotonic() - settled >= term: settled = None
             if once and not left: return
             stop.wait(poll); continue
         with Lease(coord.store, job.id, owner, term, log): outcome = run_job(coord, job.id, log)
