@@ -151,7 +151,7 @@ def coordinator(tmp_path):
 def test_intake_with_the_chain_down_leaves_no_in_flight_mark(coordinator):
     from web3 import Web3
     from coretex.network.chain import Chain
-    from coretex.network.coordinator import IntakeError
+    from coretex.network.intake import IntakeError
     coord, db = coordinator
     live, coord.chain = coord.chain, Chain(Web3(Web3.HTTPProvider("http://127.0.0.1:1", request_kwargs={"timeout": 1})))
     with pytest.raises(IntakeError, match="chain_unavailable"): coord.intake(MINER, LENS, 1)

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote_to_bytes
 import pymongo
 from fastcore.basics import patch_to
-from .coordinator import (Coordinator, IntakeError, MAX_BODY, Refusal, _show, parse_json, parse_submission,
-                                         status_code)
+from .coordinator import Coordinator
+from .intake import IntakeError, MAX_BODY, Refusal, _show, parse_json, parse_submission, status_code
 # Granian's Rust side allocates with jemalloc, which keeps freed pages for later: give them back within about a second
 # (read when the extension first allocates, so set before the import; an operator's own setting wins)
 os.environ.setdefault("_RJEM_MALLOC_CONF", "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0")

@@ -20,8 +20,8 @@ from ..core.patch import PATCH_TYPES, TYPE_RANGES, MIXED, MAX_WORDS, PatchError,
 from ..core.state import WORD_COUNT, state_bytes, state_root
 from ..evaluator.evaluate import load_manifest
 from .chain import ChainError
-from .coordinator import (Coordinator, CoordinatorStore, Epoch, IntakeError, Job, Refusal, Submission, TRANSIENT,
-                                         parse_json, submission_keys, verdict_code)
+from .coordinator import Coordinator, CoordinatorStore, Epoch, Job, TRANSIENT, submission_keys, verdict_code
+from .intake import IntakeError, Refusal, Submission, parse_json
 from .receipt import DEFAULT_WORK_POLICY_HASH, OUTCOMES, RECEIPT_TTL_SEC, RULES_VERSION, mirrored_cursor, work_units_bps
 from .http import RateLimiter, answer, client_key
 
