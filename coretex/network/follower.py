@@ -6,7 +6,7 @@
 __all__ = ['CONFIRMATIONS', 'SyncError', 'Cursor', 'fsync_dir', 'write_atomic', 'Store', 'thin', 'Reader', 'rollback_to',
            'Position', 'Follower', 'SyncReport', 'watch']
 
-# %% ../../nbs/57_follower.ipynb #4b53270d
+# %% ../../nbs/57_follower.ipynb #33aea1ad
 import json, os, random, sys, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -17,7 +17,7 @@ from ..economy.registry import LogDecodeError, Pins, decode_all, replay_window
 from .chain import Chain, ChainError
 from .registry import LOG_CHUNK, RegistryContract, RegistryError, deploy_block_of, registry_logs
 
-# %% ../../nbs/57_follower.ipynb #4c54a6e2
+# %% ../../nbs/57_follower.ipynb #33315a72
 CONFIRMATIONS = 15   # blocks behind the head a sync reads at, as the reference's validator sync does
 
 class SyncError(RuntimeError):
@@ -25,7 +25,7 @@ class SyncError(RuntimeError):
     def __init__(self, code: str, message: str):
         super().__init__(f"{code}: {message}"); self.code, self.message = code, message
 
-# %% ../../nbs/57_follower.ipynb #6fbf0931
+# %% ../../nbs/57_follower.ipynb #6b93d663
 @dataclass(frozen=True)
 class Cursor:
     "Every registry log through `block` applied: the state `root`, each epoch's next index and start root."
@@ -43,7 +43,7 @@ class Cursor:
         return cls(d["block"], d["hash"], d["root"], {int(k): v for k, v in d["next_index"].items()},
                    {int(k): v for k, v in d["start_roots"].items()})
 
-# %% ../../nbs/57_follower.ipynb #ffa2b0b1
+# %% ../../nbs/57_follower.ipynb #990ca083
 def fsync_dir(path: Path) -> None:
     "Flush a folder's entries (a rename in it) to disk."
     fd = os.open(path, os.O_RDONLY)
@@ -57,7 +57,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
     fsync_dir(path.parent)
 
-# %% ../../nbs/57_follower.ipynb #1158c4c3
+# %% ../../nbs/57_follower.ipynb #811d8d45
 class Store:
     "A follower's data folder: content-addressed states and one atomically replaced cursor file."
     def __init__(self, root):
@@ -92,7 +92,7 @@ class Store:
         for p in (self.dir / "states").glob("*.state"):
             if p.stem not in keep: p.unlink(missing_ok=True)
 
-# %% ../../nbs/57_follower.ipynb #4bbfad2d
+# %% ../../nbs/57_follower.ipynb #805dc468
 def thin(checkpoints: list, recent: int = 4) -> list:
     "Checkpoints (oldest first): the first, the newest `recent`, and older ones at least doubling block distances apart."
     if len(checkpoints) <= recent + 1: return list(checkpoints)
@@ -101,7 +101,7 @@ def thin(checkpoints: list, recent: int = 4) -> list:
         if kept[0].block - c.block >= gap: kept.insert(0, c); gap *= 2
     return [checkpoints[0], *kept]
 
-# %% ../../nbs/57_follower.ipynb #0f220e0a
+# %% ../../nbs/57_follower.ipynb #63c66041
 class Reader:
     "The registry's reads a sync makes, each retried `tries` times with exponential backoff."
     def __init__(self, registry: RegistryContract, tries: int = 6, backoff: float = 0.5, say=None, logs=registry_logs):
@@ -119,7 +119,7 @@ class Reader:
                 self.say(f"{what}: {str(e)[:160]}; retrying in {wait:.1f} s")
                 time.sleep(wait)
 
-# %% ../../nbs/57_follower.ipynb #2a2a2c7e
+# %% ../../nbs/57_follower.ipynb #8a713097
 def _head(self) -> int: return self.ask("eth_blockNumber", self.chain.block_number)
 
 def _block_hash(self, n: int) -> str|None:
@@ -144,14 +144,14 @@ def _pins(self, epoch: int, block: int) -> dict:
 
 Reader.head, Reader.block_hash, Reader.logs, Reader.view, Reader.pins = _head, _block_hash, _logs, _view, _pins
 
-# %% ../../nbs/57_follower.ipynb #6aa7e91b
+# %% ../../nbs/57_follower.ipynb #c4f5972c
 def rollback_to(reader: Reader, checkpoints: list) -> Cursor|None:
     "The newest checkpoint whose block hash the chain still has (one without a hash, the start, always counts); None if none."
     for c in reversed(checkpoints):
         if c.hash is None or reader.block_hash(c.block) == c.hash: return c
     return None
 
-# %% ../../nbs/57_follower.ipynb #b9092cf3
+# %% ../../nbs/57_follower.ipynb #71e04ac3
 @dataclass
 class Position:
     "Where a sync stands: the cursor, its checkpoints, the cached pins per epoch, and whether history is complete."
@@ -160,7 +160,7 @@ class Position:
     pins: dict
     complete: bool
 
-# %% ../../nbs/57_follower.ipynb #4e6f245c
+# %% ../../nbs/57_follower.ipynb #99b01dd7
 @dataclass
 class Follower:
     "A registry follower: where to read, where to keep its state, and how to report."
@@ -181,7 +181,7 @@ class Follower:
     def meta(self) -> dict:
         return {"schema": "coretex.follower.v1", "registry": self.reader.registry.address.lower(), "pipeline": self.pipeline}
 
-# %% ../../nbs/57_follower.ipynb #af2b8fed
+# %% ../../nbs/57_follower.ipynb #9f6f897c
 def _fresh(self) -> Position:
     "The start of a sync in an empty folder."
     deploy = self.reader.ask("the registry's deployment block", lambda: deploy_block_of(self.reader.chain, self.reader.registry.address))
@@ -209,7 +209,7 @@ def _commit(self, pos: Position, state: ParentState) -> None:
 
 Follower._fresh, Follower.begin, Follower.commit = _fresh, _begin, _commit
 
-# %% ../../nbs/57_follower.ipynb #38048b43
+# %% ../../nbs/57_follower.ipynb #270e1985
 def _rewind(self, pos: Position) -> Position:
     "The position after a reorganisation under the cursor, if there was one (a line says so)."
     c = pos.cursor
@@ -235,7 +235,7 @@ def _pins_lookup(self, pos: Position, block: int):
 
 Follower.rewind, Follower.first_indices, Follower.pins_lookup = _rewind, _first_indices, _pins_lookup
 
-# %% ../../nbs/57_follower.ipynb #3a3ea536
+# %% ../../nbs/57_follower.ipynb #cd953168
 def _window(self, pos: Position, state: ParentState, a: int, b: int) -> ParentState:
     "Apply blocks a..b onto `state`, moving `pos.cursor` to b; SyncError with the replay's code if they do not replay."
     for _ in range(self.reader.tries):
@@ -266,14 +266,14 @@ def _check_live(self, pos: Position, at: int) -> None:
 
 Follower.window, Follower.check_live = _window, _check_live
 
-# %% ../../nbs/57_follower.ipynb #91bfca23
+# %% ../../nbs/57_follower.ipynb #8d8fb4d1
 @dataclass(frozen=True)
 class SyncReport:
     "Where a sync pass ended: the block and its root, the newest epoch and its advances, and the advances it applied."
     block: int; root: str; epoch: int|None; epoch_advances: int; applied: int; head: int
 
 def _sync_once(self, progress=None) -> SyncReport:
-    "Catch up to the head minus the confirmation depth, committing after every chunk; the report."
+    "Catch up to the head minus the confirmation depth, committing after every chunk (then `progress(block, target)`); the report."
     pos = self.rewind(self.begin())
     state = self.store.get_state(pos.cursor.root)
     if state is None: raise SyncError("DATA", f"state {pos.cursor.root} is missing or corrupt in the data folder")
@@ -282,14 +282,14 @@ def _sync_once(self, progress=None) -> SyncReport:
         before = sum(pos.cursor.next_index.values())
         state = self.window(pos, state, a, min(a + self.chunk - 1, target))
         self.commit(pos, state); applied += sum(pos.cursor.next_index.values()) - before
-        if progress: progress(pos.cursor.block)
+        if progress: progress(pos.cursor.block, target)
     self.check_live(pos, max(pos.cursor.block, 0))
     e = max(pos.cursor.next_index, default=None)
     return SyncReport(pos.cursor.block, pos.cursor.root, e, pos.cursor.next_index.get(e, 0), applied, head)
 
 Follower.sync_once = _sync_once
 
-# %% ../../nbs/57_follower.ipynb #968d7a11
+# %% ../../nbs/57_follower.ipynb #1859536a
 def watch(follower: Follower, interval: float, stop=None, passes: int|None = None, progress=None) -> SyncReport:
     "sync_once every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report."
     n, report = 0, None

@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['ARTIFACT', 'PIN_VIEWS', 'LOG_CHUNK', 'registry_artifact', 'EpochPins', 'RegistryError', 'error_names',
            'RegistryContract', 'revert_selector', 'set_context', 'submit_advance', 'finalize_epoch', 'fund', 'view',
-           'epoch_pins', 'rpc_log', 'registry_logs', 'has_code', 'deploy_block_of', 'snapshot', 'revert',
+           'epoch_pins', 'has_context', 'rpc_log', 'registry_logs', 'has_code', 'deploy_block_of', 'snapshot', 'revert',
            'random_patch', 'made_up_pins', 'publish_random_epochs']
 
-# %% ../../nbs/51a_registry.ipynb #299978b2
+# %% ../../nbs/51a_registry.ipynb #7196cdcc
 import ast, json, random, re
 from dataclasses import dataclass, asdict
 from importlib.resources import files
@@ -18,14 +18,14 @@ from ..core.patch import ParentState, apply_to, decode_patch, make_patch, patch_
 from ..economy.registry import REGISTRY_EVENT_TOPICS
 from .chain import Chain, ChainError, _ask
 
-# %% ../../nbs/51a_registry.ipynb #98864899
+# %% ../../nbs/51a_registry.ipynb #dc2e05c0
 ARTIFACT = "registry/CoretexTestRegistry.json"   # in coretex.fixtures, beside its source
 
 def registry_artifact() -> dict:
     "The compiled registry contract: compiler, settings, abi and bytecode."
     return json.loads(files("coretex.fixtures").joinpath(ARTIFACT).read_text())
 
-# %% ../../nbs/51a_registry.ipynb #7dc1a860
+# %% ../../nbs/51a_registry.ipynb #ca9f97ca
 PIN_VIEWS = {"core_version_hash": "epochCoreVersionHash", "corpus_root": "epochCorpusRoot",
              "active_frontier_root": "epochActiveFrontierRoot", "baseline_manifest_hash": "epochBaselineManifestHash"}
 
@@ -39,7 +39,7 @@ class EpochPins:
         "The pins by the decoders' names."
         return asdict(self)
 
-# %% ../../nbs/51a_registry.ipynb #930181ef
+# %% ../../nbs/51a_registry.ipynb #e3157d24
 class RegistryError(RuntimeError):
     "A registry transaction the contract refused, or one that reverted."
 
@@ -48,15 +48,20 @@ def error_names(abi: list) -> dict:
     sig = lambda e: f"{e['name']}({','.join(i['type'] for i in e['inputs'])})"
     return {to_hex(keccak256(sig(e).encode())[:4]): e["name"] for e in abi if e["type"] == "error"}
 
-# %% ../../nbs/51a_registry.ipynb #7c4ed240
+# %% ../../nbs/51a_registry.ipynb #857ececd
 class RegistryContract:
-    "The registry contract at `address` on `chain`, written from `sender` (default: the chain's first account)."
+    "The registry contract at `address` on `chain`, written from `sender` (default: the chain's first account, asked when first needed)."
     def __init__(self, chain: Chain, address: str, sender: str|None = None, deploy_block: int|None = None):
         from web3 import Web3
-        self.chain, self.address = chain, Web3.to_checksum_address(address)
-        self.sender = sender or _ask("eth_accounts", lambda: chain.w3.eth.accounts[0])
+        self.chain, self.address, self._sender = chain, Web3.to_checksum_address(address), sender
         self.deploy_block, self.abi = deploy_block, registry_artifact()["abi"]
         self.contract, self.errors = chain.w3.eth.contract(address=self.address, abi=self.abi), error_names(self.abi)
+
+    @property
+    def sender(self) -> str:
+        "The account the writes come from (a reader never asks the node for one)."
+        if self._sender is None: self._sender = _ask("eth_accounts", lambda: self.chain.w3.eth.accounts[0])
+        return self._sender
 
     @classmethod
     def deploy(cls, chain: Chain, sender: str|None = None) -> "RegistryContract":
@@ -67,7 +72,7 @@ class RegistryContract:
         receipt = _ask("eth_getTransactionReceipt", lambda: w3.eth.wait_for_transaction_receipt(tx))
         return cls(chain, receipt["contractAddress"], sender, receipt["blockNumber"])
 
-# %% ../../nbs/51a_registry.ipynb #21cd8940
+# %% ../../nbs/51a_registry.ipynb #35c0911a
 def revert_selector(e: Exception) -> str|None:
     "The 4-byte selector of the revert data in a failed call: web3's error data (JSON-RPC), or eth-tester's message."
     data = getattr(e, "data", None)
@@ -94,7 +99,7 @@ def _send(self, name: str, *args) -> dict:
 
 RegistryContract._call, RegistryContract.send = _call, _send
 
-# %% ../../nbs/51a_registry.ipynb #0de77413
+# %% ../../nbs/51a_registry.ipynb #676ec362
 def _b32(v) -> bytes: return from_hex(v, 32) if isinstance(v, str) else bytes(v)
 
 def set_context(self, epoch: int, parent_root, pins: EpochPins, seed_commit=bytes(32)) -> dict:
@@ -125,7 +130,7 @@ def fund(self, calldata) -> dict:
 RegistryContract.set_context, RegistryContract.submit_advance = set_context, submit_advance
 RegistryContract.finalize_epoch, RegistryContract.fund = finalize_epoch, fund
 
-# %% ../../nbs/51a_registry.ipynb #02d33b98
+# %% ../../nbs/51a_registry.ipynb #d571b519
 def view(self, name: str, *args, block="latest"):
     "A view's value at `block` (bytes32 as 0x hex); ChainError if the node does not answer."
     v = self._call(f"{name}{args}", getattr(self.contract.functions, name)(*args), block_identifier=block)
@@ -135,9 +140,14 @@ def epoch_pins(self, epoch: int, block="latest") -> EpochPins:
     "The four pins the contract holds for `epoch`."
     return EpochPins(**{k: self.view(v, epoch, block=block) for k, v in PIN_VIEWS.items()})
 
-RegistryContract.view, RegistryContract.epoch_pins = view, epoch_pins
+def has_context(self, epoch: int) -> bool:
+    "Whether `epoch`'s context (parent root and pins) is set."
+    try: self.view("epochParentStateRoot", epoch); return True
+    except RegistryError: return False
 
-# %% ../../nbs/51a_registry.ipynb #03147f92
+RegistryContract.view, RegistryContract.epoch_pins, RegistryContract.has_context = view, epoch_pins, has_context
+
+# %% ../../nbs/51a_registry.ipynb #fccd7b6c
 LOG_CHUNK = 9_500   # blocks per eth_getLogs request, as the reference's validator sync asks
 
 def rpc_log(l) -> dict:
@@ -155,7 +165,7 @@ def registry_logs(chain: Chain, address: str, from_block: int, to_block: int, ch
         out += [rpc_log(l) for l in _ask(f"eth_getLogs({q['fromBlock']}..{q['toBlock']})", lambda: chain.w3.eth.get_logs(q))]
     return out
 
-# %% ../../nbs/51a_registry.ipynb #d49e0aab
+# %% ../../nbs/51a_registry.ipynb #b7bc2527
 def has_code(chain: Chain, address: str, block: int) -> bool:
     "Whether `address` holds contract code at `block`."
     from web3 import Web3
@@ -170,7 +180,7 @@ def deploy_block_of(chain: Chain, address: str) -> int:
         lo, hi = (lo, mid) if has_code(chain, address, mid) else (mid + 1, hi)
     return lo
 
-# %% ../../nbs/51a_registry.ipynb #19cde8e6
+# %% ../../nbs/51a_registry.ipynb #ff10711b
 def snapshot(chain: Chain):
     "A snapshot of a test chain's state (eth-tester in process, or ganache's evm_snapshot)."
     if chain.embedded: return chain.w3.provider.ethereum_tester.take_snapshot()
@@ -182,7 +192,7 @@ def revert(chain: Chain, snap) -> None:
     if not _ask("evm_revert", lambda: chain.w3.provider.make_request("evm_revert", [snap])["result"]):
         raise ChainError(f"the node could not revert to snapshot {snap}")
 
-# %% ../../nbs/51a_registry.ipynb #fdb2d75c
+# %% ../../nbs/51a_registry.ipynb #756bc9be
 def random_patch(rng: random.Random, parent: ParentState, score_delta: int = 1_000) -> tuple:
     "(wire bytes, child ParentState) of a random valid SLOT_REPLACE of 1-4 MemoryIndex cells of `parent`."
     while True:
