@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['CONFIRMATIONS', 'SyncError', 'Cursor', 'fsync_dir', 'write_atomic', 'Store', 'thin', 'Reader', 'rollback_to',
-           'Position', 'Follower', 'SyncReport', 'watch']
+           'Position', 'Follower', 'backlog_entry', 'SyncReport', 'watch']
 
 # %% ../../nbs/57_follower.ipynb #33aea1ad
 import json, os, random, sys, time
@@ -14,7 +14,7 @@ from ..core.keccak import to_hex
 from ..core.patch import ParentState, prepare
 from ..core.state import GENESIS, merkle_levels, state_bytes, words_from_bytes
 from ..economy.registry import LogDecodeError, Pins, decode_all, replay_window
-from .chain import Chain, ChainError
+from .chain import ChainError
 from .registry import LOG_CHUNK, RegistryContract, RegistryError, deploy_block_of, registry_logs
 
 # %% ../../nbs/57_follower.ipynb #33315a72
@@ -151,14 +151,15 @@ def rollback_to(reader: Reader, checkpoints: list) -> Cursor|None:
         if c.hash is None or reader.block_hash(c.block) == c.hash: return c
     return None
 
-# %% ../../nbs/57_follower.ipynb #71e04ac3
+# %% ../../nbs/57_follower.ipynb #3d24725c
 @dataclass
 class Position:
-    "Where a sync stands: the cursor, its checkpoints, the cached pins per epoch, and whether history is complete."
+    "Where a sync stands: the cursor, its checkpoints, the cached pins per epoch, whether history is complete, the advances awaiting a score replay."
     cursor: Cursor
     checkpoints: list
     pins: dict
     complete: bool
+    backlog: list = field(default_factory=list)   # with `track`: each applied advance not yet re-scored (57a_rescore)
 
 # %% ../../nbs/57_follower.ipynb #99b01dd7
 @dataclass
@@ -173,6 +174,7 @@ class Follower:
     pipeline: str = "r5"               # r5: policy-atoms mode, the launch pipeline; r4 the plain rules
     say: object = None                 # a line of progress (stderr)
     record: object = None              # a JSON record per epoch (stdout with --json)
+    track: bool = False                # keep each applied advance in a backlog for its score replay
 
     def line(self, text: str, rec: dict|None = None) -> None:
         (self.say or (lambda t: print(t, file=sys.stderr)))(text)
@@ -197,14 +199,14 @@ def _begin(self) -> Position:
     if d is None: return self._fresh()
     if {k: d.get(k) for k in self.meta()} != self.meta():
         raise SyncError("DATA", f"the data folder follows {d.get('registry')} ({d.get('pipeline')}), not {self.meta()['registry']} ({self.pipeline})")
-    return Position(Cursor.of(d["cursor"]), [Cursor.of(c) for c in d["checkpoints"]], d["pins"], d["complete"])
+    return Position(Cursor.of(d["cursor"]), [Cursor.of(c) for c in d["checkpoints"]], d["pins"], d["complete"], d.get("backlog", []))
 
 def _commit(self, pos: Position, state: ParentState) -> None:
     "Make `pos.cursor` (whose state is `state`) durable, with its thinned checkpoints; drop states nobody names."
     self.store.put_state(state)
     pos.checkpoints = thin(pos.checkpoints + [pos.cursor])
     self.store.save({**self.meta(), "cursor": pos.cursor.to_json(), "checkpoints": [c.to_json() for c in pos.checkpoints],
-                     "pins": pos.pins, "complete": pos.complete})
+                     "pins": pos.pins, "complete": pos.complete, "backlog": pos.backlog})
     self.store.gc({c.root for c in pos.checkpoints})
 
 Follower._fresh, Follower.begin, Follower.commit = _fresh, _begin, _commit
@@ -217,7 +219,7 @@ def _rewind(self, pos: Position) -> Position:
     back = rollback_to(self.reader, pos.checkpoints)
     if back is None: raise SyncError("DATA", f"block {c.block} changed and no checkpoint is left on the chain; sync into a new folder")
     self.line(f"reorg deeper than {self.confirmations} confirmations: block {c.block} changed; back to block {back.block} (root {back.root[:18]}…)")
-    return Position(back, [k for k in pos.checkpoints if k.block <= back.block], {}, pos.complete)
+    return Position(back, [k for k in pos.checkpoints if k.block <= back.block], {}, pos.complete, [b for b in pos.backlog if b["block"] <= back.block])
 
 def _first_indices(self, pos: Position, advances: list, fins: list) -> dict:
     "Each epoch's next index: the cursor's, 0 for an epoch first met in a complete history, else the registry's count at the cursor."
@@ -235,7 +237,26 @@ def _pins_lookup(self, pos: Position, block: int):
 
 Follower.rewind, Follower.first_indices, Follower.pins_lookup = _rewind, _first_indices, _pins_lookup
 
-# %% ../../nbs/57_follower.ipynb #cd953168
+# %% ../../nbs/57_follower.ipynb #676979c4
+def backlog_entry(adv: dict, block: int) -> dict:
+    "An applied advance as the backlog keeps it until its score replay (`block`: the window it was applied in)."
+    return {"block": block, "epoch": adv["epoch"], "index": adv["transition_index"], "miner": adv["miner"],
+            "parent_state_root": adv["parent_state_root"], "new_state_root": adv["new_state_root"],
+            "eval_report_hash": adv["eval_report_hash"], "core_version_hash": adv["core_version_hash"], "corpus_root": adv["corpus_root"],
+            "patch": to_hex(adv["compact_patch_bytes"])}
+
+def _backlog(self) -> list:
+    "The advances of this folder awaiting their score replay."
+    return (self.store.load() or {}).get("backlog", [])
+
+def _keep_backlog(self, entries: list) -> None:
+    "Replace the folder's backlog (the cursor unchanged), atomically."
+    d = self.store.load()
+    if d is not None: self.store.save({**d, "backlog": entries})
+
+Follower.backlog, Follower.keep_backlog = _backlog, _keep_backlog
+
+# %% ../../nbs/57_follower.ipynb #d8bebd63
 def _window(self, pos: Position, state: ParentState, a: int, b: int) -> ParentState:
     "Apply blocks a..b onto `state`, moving `pos.cursor` to b; SyncError with the replay's code if they do not replay."
     for _ in range(self.reader.tries):
@@ -248,6 +269,7 @@ def _window(self, pos: Position, state: ParentState, a: int, b: int) -> ParentSt
     if not w.result.ok:
         r = w.result
         raise SyncError(r.code, f"epoch {r.epoch}" + (f" advance {r.transition_index}" if r.transition_index is not None else "") + f": {r.message}")
+    if self.track: pos.backlog += [backlog_entry(a, b) for a in advances]
     done = {f["epoch"]: f for f in fins}
     for e, f in done.items():
         self.line(f"epoch {e}: {w.next_index[e]} advances, final root {f['final_state_root']} verified",
@@ -266,7 +288,7 @@ def _check_live(self, pos: Position, at: int) -> None:
 
 Follower.window, Follower.check_live = _window, _check_live
 
-# %% ../../nbs/57_follower.ipynb #8d8fb4d1
+# %% ../../nbs/57_follower.ipynb #5a6349bd
 @dataclass(frozen=True)
 class SyncReport:
     "Where a sync pass ended: the block and its root, the newest epoch and its advances, and the advances it applied."
@@ -289,11 +311,12 @@ def _sync_once(self, progress=None) -> SyncReport:
 
 Follower.sync_once = _sync_once
 
-# %% ../../nbs/57_follower.ipynb #1859536a
-def watch(follower: Follower, interval: float, stop=None, passes: int|None = None, progress=None) -> SyncReport:
-    "sync_once every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report."
+# %% ../../nbs/57_follower.ipynb #37541013
+def watch(follower: Follower, interval: float, stop=None, passes: int|None = None, progress=None, after=None) -> SyncReport:
+    "sync_once (then `after(report)`) every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report."
     n, report = 0, None
     while True:
         report, n = follower.sync_once(progress), n + 1
+        if after: after(report)
         if (passes is not None and n >= passes) or (stop is not None and stop.wait(interval)): return report
         if stop is None: time.sleep(interval)
