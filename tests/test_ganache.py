@@ -29,6 +29,12 @@ def ganache_bin() -> Path:
     return exe
 
 
+@pytest.fixture(scope="module")
+def evaluator():
+    "One Evaluator for the tests of this module (loading its corpus and models takes seconds)."
+    return Evaluator()
+
+
 @pytest.fixture
 def node():
     exe = ganache_bin()
@@ -47,12 +53,12 @@ def node():
     p.terminate(); p.wait(10)
 
 
-def test_coordinator_and_replay_over_json_rpc(node, tmp_path):
+def test_coordinator_and_replay_over_json_rpc(node, evaluator, tmp_path):
     chain = Chain.connect(node)
     assert not chain.embedded and chain.chain_id == 1337
     db, close = open_db(path=tmp_path / "db")
     try:
-        coord = Coordinator(db, chain, Evaluator(), Signer.load(tmp_path / "key", create=True), confirmations=3, block_timeout=60)
+        coord = Coordinator(db, chain, evaluator, Signer.load(tmp_path / "key", create=True), confirmations=3, block_timeout=60)
         secret = keccak256(b"ganache epoch")
         coord.open_epoch(1, GENESIS, secret)
         job, env = accepted_job(coord, "0x" + "99" * 20, 1)
@@ -73,7 +79,7 @@ def test_coordinator_and_replay_over_json_rpc(node, tmp_path):
     assert r.returncode == 1 and "FAIL target block: BLOCKHASH_MISMATCH" in r.stdout
 
 
-def test_coordinator_registry_finalize_validator_sync_and_claim_over_json_rpc(node, tmp_path):
+def test_coordinator_registry_finalize_validator_sync_and_claim_over_json_rpc(node, evaluator, tmp_path):
     """The loop over ganache, through the installed command: a coordinator's epoch (its draws on this node) finalized and
     published with `coordinator finalize --registry`; more epochs on the contract; `validator sync` killed with SIGKILL
     mid-catch-up and run again, to the root of a clean run and the registry's live root; a reorganisation deeper than
@@ -83,9 +89,8 @@ def test_coordinator_registry_finalize_validator_sync_and_claim_over_json_rpc(no
     from coretex.network.registry import RegistryContract, publish_random_epochs, revert, snapshot
     chain, miner = Chain.connect(node), "0x" + "a1" * 20
     registry = RegistryContract.deploy(chain)
-    with EmbeddedMongo(tmp_path / "db") as server:
-        db = pymongo.MongoClient(server.uri, tz_aware=True).coretex
-        coord = Coordinator(db, chain, Evaluator(), Signer.load(tmp_path / "key", create=True), confirmations=3, block_timeout=60)
+    with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
+        coord = Coordinator(client.coretex, chain, evaluator, Signer.load(tmp_path / "key", create=True), confirmations=3, block_timeout=60)
         coord.open_epoch(1, GENESIS, keccak256(b"ganache registry epoch"))
         accepted_job(coord, miner, 1)
         base = ["--mongodb-uri", server.uri, "--key-file", tmp_path / "key"]
@@ -102,7 +107,7 @@ def test_coordinator_registry_finalize_validator_sync_and_claim_over_json_rpc(no
 
     end = publish_random_epochs(registry, 2, 8, 2, end1, random.Random(3))
     sync = lambda folder, *more: ["coretex", "validator", "sync", "--rpc", node, "--registry", registry.address, "--data", str(tmp_path / folder),
-                                 "--confirmations", "3", "--chunk", "4", "--json", *more]
+                                 "--confirmations", "3", "--chunk", "40", "--json", *more]
     time.sleep(0.3)   # three more blocks on top (ganache mines every 50 ms)
     clean = subprocess.run(sync("clean"), capture_output=True, text=True, timeout=120)
     assert clean.returncode == 3 and json.loads(clean.stdout.splitlines()[-1])["root"] == registry.view("liveStateRoot", 9), clean.stderr
