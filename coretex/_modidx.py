@@ -1960,6 +1960,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                           'coretex.network.follower._window': ('follower.html#_window', 'coretex/network/follower.py'),
                                           'coretex.network.follower.backlog_entry': ( 'follower.html#backlog_entry',
                                                                                       'coretex/network/follower.py'),
+                                          'coretex.network.follower.bundle_rules': ( 'follower.html#bundle_rules',
+                                                                                     'coretex/network/follower.py'),
                                           'coretex.network.follower.fsync_dir': ('follower.html#fsync_dir', 'coretex/network/follower.py'),
                                           'coretex.network.follower.rollback_to': ( 'follower.html#rollback_to',
                                                                                     'coretex/network/follower.py'),
