@@ -55,7 +55,7 @@ def run_command(add, *argv) -> tuple:
     return rc, out.getvalue(), err.getvalue()
 
 # %% ../../nbs/90_cli.ipynb #880881bb
-from . import demo, protocol, evaluate, economy, network, consensus, beliefs, docs
-GROUPS = (demo, protocol, evaluate, economy, network, consensus, beliefs, docs)   # each registers its own subcommands
+from . import demo, protocol, evaluate, economy, network, validator, consensus, beliefs, docs
+GROUPS = (demo, protocol, evaluate, economy, network, validator, consensus, beliefs, docs)   # each registers its own subcommands
 COMMANDS = tuple(add for g in GROUPS for add in g.COMMANDS)
 EXAMPLES = {name: line for g in GROUPS for name, line in g.EXAMPLES.items()}

@@ -8,7 +8,7 @@ __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'KEY_FILE_MAX', 'REPORT_MAX', 'JSO
            'optional_hex32', 'epoch_number', 'CliParser', 'parse_refusal', 'int_in', 'unit_float', 'url',
            'open_regular', 'read_capped', 'gunzip_capped', 'read_state_file', 'out_dir', 'stream_size',
            'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'open_store', 'stop_on_signal',
-           'show_progress', 'progress_bar', 'bar_log']
+           'show_progress', 'inner_progress', 'progress_bar', 'bar_log']
 
 # %% ../../nbs/91_cli_common.ipynb #f70e7d14
 import argparse, contextlib, io, json, sys
@@ -219,6 +219,11 @@ def stop_on_signal(signum, frame):
 def show_progress(args) -> bool:
     "Whether a long command draws its progress on stderr: on a terminal unless only JSON was asked for, or always with --progress."
     return bool(getattr(args, "progress", False) or (sys.stderr.isatty() and not getattr(args, "json", False)))
+
+# %% ../../nbs/91_cli_common.ipynb #409a7c13
+def inner_progress(args) -> bool:
+    "Whether bars nested under a command's own bar are drawn: with its progress, and only on a terminal."
+    return show_progress(args) and sys.stderr.isatty()
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9001a
 def progress_bar(unit: str, show: bool, total: int|None = None, desc: str|None = None):

@@ -6,7 +6,8 @@
 __all__ = ['COMMANDS', 'EXAMPLES', 'sim_config', 'cmd_simulate', 'add_simulate', 'cmd_demo', 'add_demo']
 
 # %% ../../nbs/98_cli_demo.ipynb #f22cecb7
-from .common import CliError, check_corpus_file, emit, int_in, out_dir, show_progress
+from .common import CliError, check_corpus_file, emit, inner_progress, int_in, out_dir, show_progress
+from ..economy.difficulty import MIN_IMPROVEMENT_PPM
 from .evaluate import check_reranker, evaluation_errors, make_evaluator
 
 # %% ../../nbs/98_cli_demo.ipynb #aca8b40d
@@ -15,7 +16,8 @@ def sim_config(args):
     from coretex.simulate import SimConfig, SimError
     strategies = tuple(s.strip() for s in args.strategies.split(",")) if args.strategies else None
     try: return SimConfig(epochs=args.epochs, miners=args.miners, seed=args.seed, patches_per_epoch=args.patches,
-                          target_advances=args.target_advances, **({"strategies": strategies} if strategies else {}))
+                          target_advances=args.target_advances, start_threshold_ppm=args.start_threshold_ppm,
+                          **({"strategies": strategies} if strategies else {}))
     except SimError as e: raise CliError(str(e)) from None
 
 def cmd_simulate(args):
@@ -27,6 +29,7 @@ def cmd_simulate(args):
     try:
         if args.resume: Trajectory(out, cfg).resume()   # refused here, before the corpus and the models load
         ev = make_evaluator(args, None)
+        ev.progress = inner_progress(args)   # each pack's bar under the epochs bar: only on a terminal
         run = simulate(ev, cfg, out, progress=show_progress(args), resume=args.resume)
     except SimError as e: raise CliError(f"--resume: {e}") from None
     except evaluation_errors() as e: raise CliError(str(e)) from None
@@ -55,6 +58,8 @@ def add_simulate(sub):
     p.add_argument("--strategies", help="comma-separated: random, greedy, spam, copycat (default: all four)")
     p.add_argument("--patches", type=int_in(1, 100_000), help="submissions per epoch (default: one per miner)")
     p.add_argument("--target-advances", type=int_in(0, 100_000), default=1, help="the controller's target advances per epoch (default 1)")
+    p.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=MIN_IMPROVEMENT_PPM,
+                   help=f"threshold of the first epoch (default {MIN_IMPROVEMENT_PPM}, as coordinator finalize)")
     p.add_argument("--seed", type=int_in(0, 2**63 - 1), default=0, help="every random draw of the run derives from it (default 0)")
     p.add_argument("--corpus", help="production-corpus JSON(.gz) or a packed corpus folder (default: the embedded corpus)")
     p.add_argument("--reranker", default="token-overlap", help="token-overlap (default) | embedded | qwen | a Qwen3 reranker directory")
