@@ -110,7 +110,7 @@ CLI = [
     Cli("validator sync --watch 0", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v", "--watch", "0"], 2, "outside 1..86400"),
     Cli("validator sync --once --watch", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v", "--once", "--watch", "5"], 2, "not allowed with argument --once"),
     Cli("validator sync --bundle-manifest not a manifest", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v", "--bundle-manifest", "{wrongshape}"], 2, "not a bundle manifest"),
-    Cli("validator sync --bundle-manifest /dev/zero", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v", "--bundle-manifest", "/dev/zero"], 2, "over 1048576 bytes"),
+    Cli("validator sync --bundle-manifest /dev/zero", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v", "--bundle-manifest", "/dev/zero"], 2, "not a regular file"),
     Cli("validator sync without a node", ["validator", "sync", "--registry", "0x" + "12" * 20, "--data", "{dir}/v"], 2, "give --rpc URL"),
     Cli("validator sync --rpc nothing listening", ["validator", "sync", "--rpc", "http://127.0.0.1:1", "--registry", "0x" + "12" * 20, "--data", "{dir}/v"], 2, "cannot reach the JSON-RPC node"),
     Cli("coordinator finalize --registry without --rpc", ["coordinator", "finalize", "--epoch", "1", "--registry", "0x" + "12" * 20], 2, "--registry needs --rpc"),
