@@ -18,21 +18,41 @@ class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
 def emit(obj, out=None):
-    "Print `obj` as one line of JSON."
+    """Print `obj` as one line of JSON.
+
+    Args:
+        obj
+        out (default None)
+    """
     print(json.dumps(obj, separators=(", ", ": ")), file=out or sys.stdout)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90002
 def hex32(s: str, what: str) -> bytes:
-    "32 bytes from a hex argument, or a CliError naming the argument."
+    """32 bytes from a hex argument, or a CliError naming the argument.
+
+    Args:
+        s (str)
+        what (str)
+    """
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
 def optional_hex32(s: str|None, what: str) -> bytes|None:
-    "`hex32` of an optional argument; None when it was not given."
+    """`hex32` of an optional argument; None when it was not given.
+
+    Args:
+        s (str | None)
+        what (str)
+    """
     return hex32(s, what) if s else None
 
 def epoch_number(s: str, what: str = "--epoch-id") -> int:
-    "An epoch id in ASCII decimal digits or 0x hex, or a CliError naming the argument."
+    """An epoch id in ASCII decimal digits or 0x hex, or a CliError naming the argument.
+
+    Args:
+        s (str)
+        what (str, default '--epoch-id')
+    """
     import re
     if not re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F]+", s): raise CliError(f"{what}: not an integer: {s[:40]!r}")
     return int(s, 0)
@@ -46,7 +66,12 @@ def _short(s: str) -> str: return s if len(s) <= 40 else s[:37] + "..."
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90004
 def parse_refusal(parser, argv) -> tuple:
-    "The exit status and message a parser prints when it refuses `argv` (None when it takes them)."
+    """The exit status and message a parser prints when it refuses `argv` (None when it takes them).
+
+    Args:
+        parser
+        argv
+    """
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try: parser.parse_args(argv)
@@ -54,7 +79,12 @@ def parse_refusal(parser, argv) -> tuple:
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90006
 def int_in(lo: int, hi: int):
-    "An argparse type: an integer of ASCII digits (an optional leading -) in lo..hi."
+    """An argparse type: an integer of ASCII digits (an optional leading -) in lo..hi.
+
+    Args:
+        lo (int)
+        hi (int)
+    """
     import re
     def parse(s: str) -> int:
         if not re.fullmatch(r"-?[0-9]+", s): raise argparse.ArgumentTypeError(f"not an integer: {_short(s)!r}")
@@ -67,7 +97,11 @@ PORT = int_in(0, 65535)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90008
 def unit_float(s: str) -> float:
-    "An argparse type: a finite number in (0, 1]."
+    """An argparse type: a finite number in (0, 1].
+
+    Args:
+        s (str)
+    """
     import math
     try: v = float(s)
     except ValueError: raise argparse.ArgumentTypeError(f"not a number: {_short(s)!r}") from None
@@ -76,7 +110,11 @@ def unit_float(s: str) -> float:
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9000b
 def url(s: str) -> str:
-    "An argparse type: an http(s) URL with a host."
+    """An argparse type: an http(s) URL with a host.
+
+    Args:
+        s (str)
+    """
     from urllib.parse import urlparse
     u = urlparse(s)
     if u.scheme not in ("http", "https") or not u.netloc: raise argparse.ArgumentTypeError(f"not an http(s) URL: {_short(s)!r}")
@@ -91,7 +129,13 @@ CORPUS_MAX = 4 * 2**30              # a production corpus JSON, on disk and deco
 FIXTURE_FILE_MAX = 16 * 2**20       # one file of a beliefs fixture set (the paper's are under 40 KB)
 
 def read_capped(path, what: str, cap: int) -> bytes:
-    "The bytes of `path`, at most `cap` of them; a CliError naming the input and its cap otherwise."
+    """The bytes of `path`, at most `cap` of them; a CliError naming the input and its cap otherwise.
+
+    Args:
+        path
+        what (str)
+        cap (int)
+    """
     try:
         with open(path, "rb") as f: data = f.read(cap + 1)
     except OSError as e: raise CliError(f"cannot read {what} {path}: {e.strerror}") from None
@@ -99,26 +143,47 @@ def read_capped(path, what: str, cap: int) -> bytes:
     return data
 
 def read_state_file(path, what: str = "state"):
-    "The cells of a state file, read with a bound; a CliError naming the file otherwise."
+    """The cells of a state file, read with a bound; a CliError naming the file otherwise.
+
+    Args:
+        path
+        what (str, default 'state')
+    """
     from coretex.core.state import parse_state, StateError
     try: return parse_state(read_capped(path, what, STATE_FILE_MAX))
     except StateError as e: raise CliError(f"{what} {path}: {e}") from None
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9000f
 def out_dir(path: str) -> str:
-    "A folder to write into: refused if it exists and is not a folder."
+    """A folder to write into: refused if it exists and is not a folder.
+
+    Args:
+        path (str)
+    """
     import os
     if os.path.exists(path) and not os.path.isdir(path): raise CliError(f"--out {path}: exists and is not a folder")
     return path
 
 def stream_size(f, what: str, cap: int, n: int = 0) -> int:
-    "`n` plus the bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once that passes `cap`."
+    """`n` plus the bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once that passes `cap`.
+
+    Args:
+        f
+        what (str)
+        cap (int)
+        n (int, default 0)
+    """
     while chunk := f.read(2**20):
         if (n := n + len(chunk)) > cap: raise CliError(f"{what} is over {cap} bytes")
     return n
 
 def check_corpus_file(path, cap: int = CORPUS_MAX) -> None:
-    "Refuse a --corpus file that is missing, not a regular file, over `cap` (decompressed too), empty or not a JSON object (before any model loads)."
+    """Refuse a --corpus file that is missing, not a regular file, over `cap` (decompressed too), empty or not a JSON object (before any model loads).
+
+    Args:
+        path
+        cap (int, default CORPUS_MAX)
+    """
     import gzip, os, stat, zlib
     if os.path.isdir(path):   # a packed corpus: opening it checks its header and every file's size (and hash, once)
         from coretex.evaluator.cache import open_corpus
@@ -141,7 +206,12 @@ def check_corpus_file(path, cap: int = CORPUS_MAX) -> None:
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
 def read_jsonl(path, check=None) -> list:
-    "Objects of a strict JSON-lines file, each passed through `check`; a bad or overlong line is a CliError naming it."
+    """Objects of a strict JSON-lines file, each passed through `check`; a bad or overlong line is a CliError naming it.
+
+    Args:
+        path
+        check (default None)
+    """
     out, total = [], 0
     try:
         with open(path, "rb") as f:
@@ -159,14 +229,22 @@ def read_jsonl(path, check=None) -> list:
     return out
 
 def check_jsonl_size(path) -> None:
-    "Refuse a JSON-lines file over JSONL_MAX bytes (streamed, nothing kept) before another reader takes it whole."
+    """Refuse a JSON-lines file over JSONL_MAX bytes (streamed, nothing kept) before another reader takes it whole.
+
+    Args:
+        path
+    """
     try:
         with open(path, "rb") as f: stream_size(f, str(path), JSONL_MAX)
     except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90014
 def parse_duration(s: str):
-    "A timedelta from '24h', '90m', '2d' or '3600s'."
+    """A timedelta from '24h', '90m', '2d' or '3600s'.
+
+    Args:
+        s (str)
+    """
     import re
     from datetime import timedelta
     m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,9})?)\s*([smhd])\s*", s or "")
@@ -179,28 +257,52 @@ def parse_duration(s: str):
 
 # %% ../../nbs/91_cli_common.ipynb #3487c10d
 def open_store(args):
-    "The database `--mongodb-uri` names (the embedded server when it names none), or the store's one-line refusal."
+    """The database `--mongodb-uri` names (the embedded server when it names none), or the store's one-line refusal.
+
+    Args:
+        args
+    """
     from coretex.network.store import open_db, StoreError
     try: return open_db(args.mongodb_uri)
     except StoreError as e: raise CliError(str(e)) from None
 
 def stop_on_signal(signum, frame):
-    "SIGTERM / SIGINT end a long-running command like Ctrl-C: its loop returns and the finally blocks stop the worker and the database."
+    """SIGTERM / SIGINT end a long-running command like Ctrl-C: its loop returns and the finally blocks stop the worker and the database.
+
+    Args:
+        signum
+        frame
+    """
     raise SystemExit(128 + signum)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90017
 def show_progress(args) -> bool:
-    "Whether a long command draws its progress on stderr: on a terminal unless only JSON was asked for, or always with --progress."
+    """Whether a long command draws its progress on stderr: on a terminal unless only JSON was asked for, or always with --progress.
+
+    Args:
+        args
+    """
     return bool(getattr(args, "progress", False) or (sys.stderr.isatty() and not getattr(args, "json", False)))
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9001a
 def progress_bar(unit: str, show: bool, total: int|None = None, desc: str|None = None):
-    "A tqdm bar on stderr counting `unit`s, with their rate; drawn only when `show`."
+    """A tqdm bar on stderr counting `unit`s, with their rate; drawn only when `show`.
+
+    Args:
+        unit (str)
+        show (bool)
+        total (int | None, default None)
+        desc (str | None, default None)
+    """
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not show, smoothing=0)
 
 def bar_log(bar):
-    "A log function that prints a line on stdout above `bar`, flushed, as a daemon's log must be."
+    """A log function that prints a line on stdout above `bar`, flushed, as a daemon's log must be.
+
+    Args:
+        bar
+    """
     def log(m):
         bar.write(m, file=sys.stdout); sys.stdout.flush()
     return log

@@ -13,7 +13,11 @@ from .common import CliError, EPOCH, emit, hex32, int_in, open_store, read_state
 
 # %% ../../nbs/94_cli_economy.ipynb #34804566
 def epoch_events_arg(args):
-    "The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise."
+    """The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise.
+
+    Args:
+        args
+    """
     from coretex.network.finalize import EpochFileError, read_epoch_events, fetch_epoch_events
     if (args.events is None) == (args.rpc is None): raise CliError("give an EVENTS.json file, or --rpc with --address and --epoch")
     if args.events is not None:
@@ -49,7 +53,11 @@ def add_verify_epoch(sub):
 
 # %% ../../nbs/94_cli_economy.ipynb #800999ad
 def read_claim(path) -> dict:
-    "A claim printed by `claim-proof`, or a CliError naming the file."
+    """A claim printed by `claim-proof`, or a CliError naming the file.
+
+    Args:
+        path
+    """
     try:
         with open(path) as f: claim = json.load(f)
     except (OSError, ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
@@ -59,7 +67,12 @@ def read_claim(path) -> dict:
     return claim
 
 def verify_claim(path, root: str|None) -> int:
-    "Check a claim file's proof against `root`; exit status 0 (valid) or 1."
+    """Check a claim file's proof against `root`; exit status 0 (valid) or 1.
+
+    Args:
+        path
+        root (str | None)
+    """
     from coretex.network.finalize import check_claim
     claim = read_claim(path)
     if root is not None: hex32(root, "--root")

@@ -35,7 +35,12 @@ def _coordinator(args, progress: bool = False):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004b
 def counting_jobs(coord, bar):
-    "`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome."
+    """`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome.
+
+    Args:
+        coord
+        bar
+    """
     process = coord.process
     def counted(job_id):
         try: return process(job_id)
@@ -53,7 +58,14 @@ def cmd_coordinator_work(args):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004e
 def open_epoch(coord, epoch: int, parent, say) -> None:
-    "Open `epoch` with a fresh random secret if it is new; a CliError if it is closed."
+    """Open `epoch` with a fresh random secret if it is new; a CliError if it is closed.
+
+    Args:
+        coord
+        epoch (int)
+        parent
+        say
+    """
     import os
     ep = coord.store.epoch(epoch)
     if ep is not None and not ep.open:
@@ -127,7 +139,12 @@ def add_coordinator_finalize(csub):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90052
 def coordinator_options(c, chain: bool) -> None:
-    "The database and key options of every coordinator subcommand, and the chain's where it reads blocks."
+    """The database and key options of every coordinator subcommand, and the chain's where it reads blocks.
+
+    Args:
+        c
+        chain (bool)
+    """
     c.add_argument("--mongodb-uri")
     c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
     if chain:
@@ -164,7 +181,11 @@ def add_coordinator(sub):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90055
 def read_envelope(path) -> dict:
-    "A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError."
+    """A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError.
+
+    Args:
+        path
+    """
     try: env = json.loads(read_capped(path, "report", REPORT_MAX))
     except (ValueError, RecursionError) as e: raise CliError(f"cannot read report {path}: {str(e)[:120]}") from None
     if not isinstance(env, dict) or not isinstance(env.get("artifact"), dict) or not isinstance(env.get("transaction"), dict):
@@ -173,7 +194,12 @@ def read_envelope(path) -> dict:
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90058
 def replay_parent(env: dict, state_path=None):
-    "The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise."
+    """The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise.
+
+    Args:
+        env (dict)
+        state_path (default None)
+    """
     from coretex.core.state import words_from_bytes
     if state_path: return read_state_file(state_path, "--state")
     try: return words_from_bytes(from_hex(env.get("parentState", ""), 32768, "parentState"))

@@ -24,14 +24,30 @@ from .receipt import secret_commitment, Signer, EpochContext, Draw, sign_evaluat
 
 # %% ../../nbs/54_coordinator.ipynb #e3a2f8e1
 def seal(signer: Signer, epoch_id: int, salt: bytes, secret: bytes) -> bytes:
-    "`secret` XOR a pad only the signing key can make; sealing twice opens it."
+    """`secret` XOR a pad only the signing key can make; sealing twice opens it.
+
+    Args:
+        signer (Signer)
+        epoch_id (int)
+        salt (bytes)
+        secret (bytes)
+    """
     pad = keccak256(b"coretex-epoch-seal-v1", bytes(signer._account.key), u64be(epoch_id), salt)   # the key never leaves the process
     return bytes(a ^ b for a, b in zip(secret, pad))
 
 # %% ../../nbs/54_coordinator.ipynb #cc212624
 @dataclass(frozen=True)
 class Epoch:
-    "An epoch as the coordinator reads it; the secret stays in the store."
+    """An epoch as the coordinator reads it; the secret stays in the store.
+
+    Attributes:
+        id (int)
+        root (str)
+        commitment (str)
+        open (bool)
+        credited (tuple)
+        frontier (str): activeFrontierRoot the receipts sign: the network's pin, or the epoch's opening root
+    """
     id: int
     root: str
     commitment: str
@@ -48,7 +64,24 @@ _DOC = {"id": "_id", "epoch_id": "epochId", "parent_root": "parentRoot", "patch_
 
 @dataclass(frozen=True)
 class Job:
-    "One accepted submission on its way to a verdict."
+    """One accepted submission on its way to a verdict.
+
+    Attributes:
+        id (str)
+        status (str)
+        miner (str)
+        patch (str)
+        epoch_id (int)
+        parent_root (str)
+        patch_hash (str)
+        dedup_key (str)
+        received_at_block (int)
+        target_block (int)
+        blockhash (str | None, default None)
+        error (str | None, default None)
+        owner (str | None, default None): the worker holding the job's lease
+        lease (float, default 0.0): when that lease runs out (Unix seconds; 0: nobody holds it)
+    """
     id: str
     status: str
     miner: str
@@ -72,16 +105,30 @@ class Job:
 
 # %% ../../nbs/54_coordinator.ipynb #2b92ccec
 def job_id(dedup: str, received: int) -> str:
-    "A job's id: the first 16 bytes of keccak(dedupKey || receivedAtBlock in decimal), as hex."
+    """A job's id: the first 16 bytes of keccak(dedupKey || receivedAtBlock in decimal), as hex.
+
+    Args:
+        dedup (str)
+        received (int)
+    """
     return to_hex(keccak256(dedup.encode(), str(received).encode()))[:34]
 
 # %% ../../nbs/54_coordinator.ipynb #cc46872d
 class CoordinatorStore:
-    "The coordinator's MongoDB collections behind typed reads and the few writes the protocol allows."
+    """The coordinator's MongoDB collections behind typed reads and the few writes the protocol allows.
+
+    Args:
+        db
+        signer (Signer)
+    """
     def __init__(self, db, signer: Signer): self.db, self.signer = db, signer
 
     def keep_state(self, words) -> str:
-        "Store a state under its root (once); the root."
+        """Store a state under its root (once); the root.
+
+        Args:
+            words
+        """
         root = to_hex(state_root(words))
         self.db.states.update_one({"_id": root}, {"$setOnInsert": {"state": state_bytes(words).hex()}}, upsert=True)
         return root
@@ -91,7 +138,14 @@ class CoordinatorStore:
 # %% ../../nbs/54_coordinator.ipynb #34d4b4ce
 @patch_to(CoordinatorStore)
 def open_epoch(self, epoch_id: int, words, secret: bytes, frontier_root: bytes|None = None) -> str:
-    "Store an open epoch on a parent state, its secret sealed; returns the secret's commitment."
+    """Store an open epoch on a parent state, its secret sealed; returns the secret's commitment.
+
+    Args:
+        epoch_id (int)
+        words
+        secret (bytes)
+        frontier_root (bytes | None, default None)
+    """
     c, root, salt = to_hex(secret_commitment(secret)), self.keep_state(words), os.urandom(32)
     doc = {"_id": epoch_id, "root": root, "sealed": to_hex(seal(self.signer, epoch_id, salt, secret)), "salt": to_hex(salt),
            "commitment": c, "open": True, "credited": [], "frontier": to_hex(frontier_root) if frontier_root else root}
@@ -106,7 +160,11 @@ def epoch(self, epoch_id: int) -> Epoch|None:
 
 @patch_to(CoordinatorStore)
 def secret(self, epoch_id: int) -> bytes:
-    "The epoch's secret, opened with the signing key (ValueError if this key did not seal it)."
+    """The epoch's secret, opened with the signing key (ValueError if this key did not seal it).
+
+    Args:
+        epoch_id (int)
+    """
     d = self.db.epochs.find_one({"_id": epoch_id})
     s = seal(self.signer, epoch_id, from_hex(d["salt"]), from_hex(d["sealed"]))
     if to_hex(secret_commitment(s)) != d["commitment"]: raise ValueError(f"this signing key did not seal epoch {epoch_id}'s secret")
@@ -115,7 +173,12 @@ def secret(self, epoch_id: int) -> bytes:
 # %% ../../nbs/54_coordinator.ipynb #014e9fcd
 @patch_to(CoordinatorStore)
 def credit(self, job: Job, child_root: str) -> bool:
-    "Move the epoch's parent to `child_root` and list the job as credited, only while the parent is still the job's."
+    """Move the epoch's parent to `child_root` and list the job as credited, only while the parent is still the job's.
+
+    Args:
+        job (Job)
+        child_root (str)
+    """
     # Once: the update moves the root off the job's parent, so a replay cannot match. (nx-27017 evaluates
     # `{"credited": {"$nin": [...]}}` beside an `_id` against the wrong document, so no array test is used.)
     q = {"_id": job.epoch_id, "root": job.parent_root}
@@ -123,7 +186,11 @@ def credit(self, job: Job, child_root: str) -> bool:
 
 @patch_to(CoordinatorStore)
 def reveal(self, epoch_id: int) -> tuple|None:
-    "Close an epoch and publish its secret: (secret, commitment), or None if there is no such epoch."
+    """Close an epoch and publish its secret: (secret, commitment), or None if there is no such epoch.
+
+    Args:
+        epoch_id (int)
+    """
     if self.epoch(epoch_id) is None: return None
     s = self.secret(epoch_id)
     d = self.db.epochs.find_one_and_update({"_id": epoch_id}, {"$set": {"open": False, "secret": to_hex(s)}})
@@ -142,14 +209,23 @@ def job(self, job_id: str) -> Job|None:
 
 @patch_to(CoordinatorStore)
 def job_json(self, job_id: str) -> dict|None:
-    "A job as the HTTP layer shows it: its fields, times as ISO 8601 with the UTC offset."
+    """A job as the HTTP layer shows it: its fields, times as ISO 8601 with the UTC offset.
+
+    Args:
+        job_id (str)
+    """
     d = aware(self.db.jobs.find_one({"_id": job_id}), TIMES)
     return d and {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}
 
 # %% ../../nbs/54_coordinator.ipynb #6a3ceb8a
 @patch_to(CoordinatorStore)
 def set_blockhash(self, job_id: str, h: str) -> Job:
-    "Store the drawn blockhash once; a second draw cannot replace it."
+    """Store the drawn blockhash once; a second draw cannot replace it.
+
+    Args:
+        job_id (str)
+        h (str)
+    """
     self.db.jobs.update_one({"_id": job_id, "blockhash": None}, {"$set": {"blockhash": h, "drawnAt": datetime.now(timezone.utc)}})
     return self.job(job_id)
 
@@ -168,7 +244,12 @@ LEASE_TERM = 10.0   # seconds a job stays leased unless renewed; a holder renews
 
 @patch_to(CoordinatorStore)
 def take(self, owner: str, term: float = LEASE_TERM) -> Job|None:
-    "Lease the oldest unfinished job that nobody holds to `owner`, in one atomic update; None if there is none."
+    """Lease the oldest unfinished job that nobody holds to `owner`, in one atomic update; None if there is none.
+
+    Args:
+        owner (str)
+        term (float, default LEASE_TERM)
+    """
     now = time.time()
     d = self.db.jobs.find_one_and_update({"status": {"$in": ["pending", "running"]}, "lease": {"$lt": now}},
                                          {"$set": {"owner": owner, "lease": now + term}}, sort=[("createdAt", 1)],
@@ -177,18 +258,33 @@ def take(self, owner: str, term: float = LEASE_TERM) -> Job|None:
 
 @patch_to(CoordinatorStore)
 def renew(self, job_id: str, owner: str, term: float = LEASE_TERM) -> bool:
-    "Extend `owner`'s lease on a job; False if it no longer holds it."
+    """Extend `owner`'s lease on a job; False if it no longer holds it.
+
+    Args:
+        job_id (str)
+        owner (str)
+        term (float, default LEASE_TERM)
+    """
     return self.db.jobs.update_one({"_id": job_id, "owner": owner}, {"$set": {"lease": time.time() + term}}).modified_count == 1
 
 @patch_to(CoordinatorStore)
 def let_go(self, job_id: str, owner: str) -> None:
-    "Give a job back: the next `take` may have it at once (a finished job stays finished; `take` skips it by status)."
+    """Give a job back: the next `take` may have it at once (a finished job stays finished; `take` skips it by status).
+
+    Args:
+        job_id (str)
+        owner (str)
+    """
     self.db.jobs.update_one({"_id": job_id, "owner": owner}, {"$set": {"owner": None, "lease": 0.0}})
 
 # %% ../../nbs/54_coordinator.ipynb #a94678ed
 @patch_to(CoordinatorStore)
 def claim(self, key: str) -> bool:
-    "Mark (epoch, parent, patchHash) in flight; False if it already is."
+    """Mark (epoch, parent, patchHash) in flight; False if it already is.
+
+    Args:
+        key (str)
+    """
     try: self.db.inflight.insert_one({"_id": key, "at": datetime.now(timezone.utc)}); return True
     except pymongo.errors.DuplicateKeyError: return False
 
@@ -203,7 +299,13 @@ def verdict(self, dedup: str) -> dict|None:
 
 @patch_to(CoordinatorStore)
 def save_verdict(self, dedup: str, envelope: dict, job_id: str) -> dict:
-    "Cache a verdict under its dedupKey; the first one stored wins and is returned."
+    """Cache a verdict under its dedupKey; the first one stored wins and is returned.
+
+    Args:
+        dedup (str)
+        envelope (dict)
+        job_id (str)
+    """
     self.db.results.update_one({"_id": dedup}, {"$setOnInsert": {"envelope": envelope, "jobId": job_id}}, upsert=True)
     return self.verdict(dedup)
 
@@ -215,20 +317,36 @@ def signed(self) -> list:
 # %% ../../nbs/54_coordinator.ipynb #2fdc35fa
 @dataclass(frozen=True)
 class Refusal:
-    "Why a request was refused: an HTTP status, a stable code and a one-line message."
+    """Why a request was refused: an HTTP status, a stable code and a one-line message.
+
+    Attributes:
+        status (int)
+        code (str)
+        message (str)
+    """
     status: int
     code: str
     message: str
     def to_json(self) -> dict: return {"error": self.code, "message": self.message}
 
 class IntakeError(ValueError):
-    "A refusal raised where it is found (the epoch's state, the chain, the verdict cache)."
+    """A refusal raised where it is found (the epoch's state, the chain, the verdict cache).
+
+    Args:
+        status (int)
+        code (str)
+        message (str)
+    """
     def __init__(self, status: int, code: str, message: str):
         super().__init__(f"{code}: {message}"); self.refusal = Refusal(status, code, message)
         self.status, self.code, self.message = status, code, message
 
 def status_code(reason: str) -> str:
-    "The stable error code of an HTTP reason phrase: 'Method Not Allowed' -> 'method_not_allowed'."
+    """The stable error code of an HTTP reason phrase: 'Method Not Allowed' -> 'method_not_allowed'.
+
+    Args:
+        reason (str)
+    """
     return re.sub(r"\W+", "_", reason.strip().lower())
 
 def _show(v) -> str:
@@ -241,7 +359,11 @@ MAX_DEPTH = 32
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 def json_depth(text: str) -> int:
-    "How deep the arrays and objects of JSON text nest (brackets inside strings do not count)."
+    """How deep the arrays and objects of JSON text nest (brackets inside strings do not count).
+
+    Args:
+        text (str)
+    """
     depth = deepest = 0
     for ch in _STRING.sub("", text):
         if ch in "[{": depth += 1; deepest = max(deepest, depth)
@@ -254,7 +376,11 @@ MAX_BODY = 16 * 1024
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
 def parse_json(body: bytes):
-    "The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON."
+    """The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON.
+
+    Args:
+        body (bytes)
+    """
     if len(body) > MAX_BODY: return Refusal(413, "request_entity_too_large", f"request body is {len(body)} bytes; at most {MAX_BODY}")
     try: text = body.decode("utf-8")
     except UnicodeDecodeError as e: return Refusal(400, "bad_json", f"request body is not UTF-8 (byte {e.start})")
@@ -266,7 +392,11 @@ def parse_json(body: bytes):
 MAX_EPOCH = 2**63 - 1
 
 def check_epoch(v) -> int:
-    "An epochId that is a JSON integer (not a float, string or boolean) in 0..2^63-1."
+    """An epochId that is a JSON integer (not a float, string or boolean) in 0..2^63-1.
+
+    Args:
+        v
+    """
     if type(v) is not int or not 0 <= v <= MAX_EPOCH:
         raise IntakeError(400, "bad_epoch", f"epochId must be a JSON integer in 0..2^63-1, got {_show(v)}")
     return v
@@ -275,7 +405,11 @@ def check_epoch(v) -> int:
 _ADDRESS = re.compile(r"(0[xX])?[0-9a-fA-F]{40}")
 
 def check_miner(v) -> str:
-    "The miner's address, exactly 20 bytes of hex, as lower case with 0x."
+    """The miner's address, exactly 20 bytes of hex, as lower case with 0x.
+
+    Args:
+        v
+    """
     if not isinstance(v, str) or not _ADDRESS.fullmatch(v):
         raise IntakeError(400, "bad_miner", f"miner must be a 20-byte hex address, got {_show(v)}")
     return "0x" + v[-40:].lower()
@@ -284,7 +418,11 @@ def check_miner(v) -> str:
 _HEX = re.compile(r"(0[xX])?[0-9a-fA-F]*")
 
 def check_patch(v) -> tuple:
-    "(bytes, decoded Patch) of a submitted patch's hex."
+    """(bytes, decoded Patch) of a submitted patch's hex.
+
+    Args:
+        v
+    """
     if not isinstance(v, str) or len(v) > 2 * MAX_PATCH_BYTES + 2: raise IntakeError(400, "malformed_hex", f"patch must be hex of at most {MAX_PATCH_BYTES} bytes")
     if not _HEX.fullmatch(v): raise IntakeError(400, "malformed_hex", f"patch must be hex digits with an optional 0x and nothing around them, got {_show(v)}")
     try: data = from_hex(v, what="patch")
@@ -297,47 +435,86 @@ def check_patch(v) -> tuple:
 # %% ../../nbs/54_coordinator.ipynb #c83ac2d6
 @dataclass(frozen=True)
 class Submission:
-    "A well-formed submission: a normalised miner address, the patch's bytes and decoding, an epoch in range."
+    """A well-formed submission: a normalised miner address, the patch's bytes and decoding, an epoch in range.
+
+    Attributes:
+        miner (str)
+        data (bytes)
+        patch (object)
+        epoch_id (int)
+    """
     miner: str
     data: bytes
     patch: object
     epoch_id: int
 
 def parse_submission(body) -> Submission|Refusal:
-    "A Submission from a parsed request body, or the Refusal of its first bad field."
+    """A Submission from a parsed request body, or the Refusal of its first bad field.
+
+    Args:
+        body
+    """
     if not isinstance(body, dict): return Refusal(400, "bad_json", "expected a JSON object with miner, patch, epochId")
     try: return Submission(check_miner(body.get("miner")), *check_patch(body.get("patch")), check_epoch(body.get("epochId")))
     except IntakeError as e: return e.refusal
 
 # %% ../../nbs/54_coordinator.ipynb #e4032e7c
 class Coordinator:
-    "Receives patches, draws their packs from a future block, evaluates, signs and caches verdicts."
+    """Receives patches, draws their packs from a future block, evaluates, signs and caches verdicts.
+
+    Args:
+        db
+        chain (Chain)
+        evaluator
+        signer (Signer)
+        confirmations (int, default 2)
+        block_timeout (float, default 300.0)
+    """
     def __init__(self, db, chain: Chain, evaluator, signer: Signer, confirmations: int = 2, block_timeout: float = 300.0):
         self.store, self.chain, self.ev, self.signer = CoordinatorStore(db, signer), chain, evaluator, signer
         self.offset = evaluator.profile["baseRpcConfig"]["targetBlockOffset"]
         self.confirmations, self.block_timeout = confirmations, block_timeout
 
     def open_epoch(self, epoch_id: int, parent_words, secret: bytes, frontier_root: bytes|None = None) -> str:
-        "Open an epoch on a parent state; returns the secret's commitment (published). Receipts sign `frontier_root` as activeFrontierRoot (the network's pin; a coordinator on its own pins the opening root)."
+        """Open an epoch on a parent state; returns the secret's commitment (published). Receipts sign `frontier_root` as activeFrontierRoot (the network's pin; a coordinator on its own pins the opening root).
+
+        Args:
+            epoch_id (int)
+            parent_words
+            secret (bytes)
+            frontier_root (bytes | None, default None)
+        """
         return self.store.open_epoch(epoch_id, parent_words, secret, frontier_root)
 
 # %% ../../nbs/54_coordinator.ipynb #2d1a6838
 def submission_keys(sub: Submission) -> tuple:
-    "(patchHash, dedupKey) of a submission as hex, both over its semantic bytes (scoreDelta zeroed)."
+    """(patchHash, dedupKey) of a submission as hex, both over its semantic bytes (scoreDelta zeroed).
+
+    Args:
+        sub (Submission)
+    """
     sem = semantic_bytes(sub.data)
     return to_hex(patch_hash(sem)), to_hex(dedup_key(sub.patch.parent_root, sem))
 
 # %% ../../nbs/54_coordinator.ipynb #c831e9fe
 @patch_to(Coordinator)
 def open_epoch_of(self, epoch_id: int) -> Epoch:
-    "The open epoch `epoch_id`; IntakeError 404 if there is none or it is closed."
+    """The open epoch `epoch_id`; IntakeError 404 if there is none or it is closed.
+
+    Args:
+        epoch_id (int)
+    """
     ep = self.store.epoch(epoch_id)
     if ep is None or not ep.open: raise IntakeError(404, "unknown_epoch", f"epoch {epoch_id} is not open")
     return ep
 
 @patch_to(Coordinator)
 def cached(self, dedup: str) -> dict|None:
-    "The answer to a submission whose dedupKey already has a verdict: that verdict, marked cached."
+    """The answer to a submission whose dedupKey already has a verdict: that verdict, marked cached.
+
+    Args:
+        dedup (str)
+    """
     env = self.store.verdict(dedup)
     if env is None: return None
     return {"status": "done", "cached": True, "dedupKey": dedup, "outcome": env["outcome"], "envelope": env}
@@ -345,7 +522,12 @@ def cached(self, dedup: str) -> dict|None:
 # %% ../../nbs/54_coordinator.ipynb #ec591467
 @patch_to(Coordinator)
 def check_applies(self, ep: Epoch, sub: Submission) -> None:
-    "IntakeError with the protocol's code (E01-E05) if the patch does not apply to the epoch's state."
+    """IntakeError with the protocol's code (E01-E05) if the patch does not apply to the epoch's state.
+
+    Args:
+        ep (Epoch)
+        sub (Submission)
+    """
     try: apply_patch(self.store.state(ep.root), sub.data, self.ev.pipeline)
     except PatchError as e: raise IntakeError(400, e.code, e.reason) from None
 
@@ -358,7 +540,11 @@ def head(self) -> int:
 # %% ../../nbs/54_coordinator.ipynb #cbedbc1b
 @patch_to(Coordinator)
 def enqueue(self, job: Job) -> None:
-    "Claim the job's (epoch, parent, patchHash) and store the job; IntakeError 409 if it is already in flight."
+    """Claim the job's (epoch, parent, patchHash) and store the job; IntakeError 409 if it is already in flight.
+
+    Args:
+        job (Job)
+    """
     if not self.store.claim(job.inflight): raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is already being evaluated")
     try: self.store.add_job(job)
     except BaseException: self.store.release(job.inflight); raise
@@ -366,7 +552,12 @@ def enqueue(self, job: Job) -> None:
 # %% ../../nbs/54_coordinator.ipynb #12d4ac12
 @patch_to(Coordinator)
 def accept(self, sub: Submission, ep: Epoch|None = None) -> dict:
-    "A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read); IntakeError otherwise."
+    """A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read); IntakeError otherwise.
+
+    Args:
+        sub (Submission)
+        ep (Epoch | None, default None)
+    """
     ep = ep or self.open_epoch_of(sub.epoch_id)
     ph, dk = submission_keys(sub)
     if (hit := self.cached(dk)) is not None: return hit
@@ -378,7 +569,13 @@ def accept(self, sub: Submission, ep: Epoch|None = None) -> dict:
 
 @patch_to(Coordinator)
 def intake(self, miner, patch_hex, epoch_id) -> dict:
-    "`accept` on loose values: a queued job, a cached verdict, or an IntakeError."
+    """`accept` on loose values: a queued job, a cached verdict, or an IntakeError.
+
+    Args:
+        miner
+        patch_hex
+        epoch_id
+    """
     sub = parse_submission({"miner": miner, "patch": patch_hex, "epochId": epoch_id})
     if isinstance(sub, Refusal): raise IntakeError(sub.status, sub.code, sub.message)
     return self.accept(sub)
@@ -386,7 +583,11 @@ def intake(self, miner, patch_hex, epoch_id) -> dict:
 # %% ../../nbs/54_coordinator.ipynb #3d638a51
 @patch_to(Coordinator)
 def draw(self, job_id: str) -> Job:
-    "The job with its blockhash drawn and stored (read from the chain once, at confirmation depth)."
+    """The job with its blockhash drawn and stored (read from the chain once, at confirmation depth).
+
+    Args:
+        job_id (str)
+    """
     job = self.store.job(job_id)
     if job.blockhash: return job
     try: h = wait_for_block(self.chain, job.target_block, self.confirmations, self.block_timeout)
@@ -395,7 +596,12 @@ def draw(self, job_id: str) -> Job:
 
 @patch_to(Coordinator)
 def fail(self, job_id: str, err: BaseException) -> None:
-    "Record a job as failed, with the error's class and message, and release its in-flight mark."
+    """Record a job as failed, with the error's class and message, and release its in-flight mark.
+
+    Args:
+        job_id (str)
+        err (BaseException)
+    """
     job = self.store.job(job_id)
     self.store.mark(job_id, "failed", f"{err.__class__.__name__}: {str(err)[:300]}")
     self.store.release(job.inflight)
@@ -403,14 +609,24 @@ def fail(self, job_id: str, err: BaseException) -> None:
 # %% ../../nbs/54_coordinator.ipynb #8fac4401
 @patch_to(Coordinator)
 def epoch_context(self, ep: Epoch) -> EpochContext:
-    "The epoch's pins that its receipts sign."
+    """The epoch's pins that its receipts sign.
+
+    Args:
+        ep (Epoch)
+    """
     return EpochContext(ep.id, self.ev.corpus.root, self.ev.bundle_hash, from_hex(ep.frontier), from_hex(ep.commitment),
                         self.ev.profile.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
 
 # %% ../../nbs/54_coordinator.ipynb #c5f2a1f8
 @patch_to(Coordinator)
 def sign(self, job: Job, rep, parent) -> dict:
-    "The signed envelope of a job's evaluation report, with the parent state a replay rescores on."
+    """The signed envelope of a job's evaluation report, with the parent state a replay rescores on.
+
+    Args:
+        job (Job)
+        rep
+        parent
+    """
     draw = Draw(job.received_at_block, job.target_block, from_hex(job.blockhash))
     env = sign_evaluation(rep, from_hex(job.dedup_key), self.ev.profile.screener_threshold_ppm, job.miner, from_hex(job.patch), draw,
                           self.epoch_context(self.store.epoch(job.epoch_id)), mirrored_cursor(self.store.signed(), job.miner, job.epoch_id),
@@ -420,7 +636,13 @@ def sign(self, job: Job, rep, parent) -> dict:
 
 @patch_to(Coordinator)
 def advance(self, job: Job, parent, env: dict) -> None:
-    "Credit a STATE_ADVANCE to the job's epoch: the child state kept, the epoch's root moved to it (once)."
+    """Credit a STATE_ADVANCE to the job's epoch: the child state kept, the epoch's root moved to it (once).
+
+    Args:
+        job (Job)
+        parent
+        env (dict)
+    """
     if env["outcome"] != "STATE_ADVANCE": return
     child = apply_patch(parent, from_hex(job.patch), self.ev.pipeline)
     self.store.credit(job, self.store.keep_state(child.words))
@@ -428,7 +650,11 @@ def advance(self, job: Job, parent, env: dict) -> None:
 # %% ../../nbs/54_coordinator.ipynb #3b38db83
 @patch_to(Coordinator)
 def process(self, job_id: str) -> dict:
-    "Evaluate one job to its signed, cached verdict (resuming after a crash); the envelope."
+    """Evaluate one job to its signed, cached verdict (resuming after a crash); the envelope.
+
+    Args:
+        job_id (str)
+    """
     job = self.store.job(job_id)
     if job is None: raise KeyError(f"no job {job_id}")
     if job.status == "done": return self.store.verdict(job.dedup_key)
@@ -447,7 +673,13 @@ def process(self, job_id: str) -> dict:
 TRANSIENT = (pymongo.errors.ConnectionFailure,)
 
 def run_job(coord: Coordinator, job_id: str, log=print) -> str:
-    "Process one job whatever it raises: 'done', 'failed' (recorded on the job) or 'retry' (the database is away)."
+    """Process one job whatever it raises: 'done', 'failed' (recorded on the job) or 'retry' (the database is away).
+
+    Args:
+        coord (Coordinator)
+        job_id (str)
+        log (default print)
+    """
     try:
         env = coord.process(job_id)
         log(f"job {job_id}: {env['outcome']} (gate {env['evaluation']['gate']['delta_ppm']} ppm)")
@@ -469,7 +701,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
 
 class Lease:
-    "A job held by one worker: renewed every third of its term on a thread of its own, given back on exit."
+    """A job held by one worker: renewed every third of its term on a thread of its own, given back on exit.
+
+    Args:
+        store (CoordinatorStore)
+        job_id (str)
+        owner (str)
+        term (float, default LEASE_TERM)
+        log (default print)
+    """
     def __init__(self, store: CoordinatorStore, job_id: str, owner: str, term: float = LEASE_TERM, log=print):
         self.store, self.job_id, self.owner, self.term, self.log, self._done = store, job_id, owner, term, log, threading.Event()
 
@@ -488,7 +728,16 @@ class Lease:
         except TRANSIENT: pass                              # not given back: the lease runs out by itself
 
 def work(coord: Coordinator, stop: threading.Event|None = None, poll: float = 0.5, log=print, once: bool = False, term: float = LEASE_TERM) -> None:
-    "Lease and evaluate jobs until `stop` is set (with `once`, until none is unfinished); no exception ends the loop."
+    """Lease and evaluate jobs until `stop` is set (with `once`, until none is unfinished); no exception ends the loop.
+
+    Args:
+        coord (Coordinator)
+        stop (threading.Event | None, default None)
+        poll (float, default 0.5)
+        log (default print)
+        once (bool, default False)
+        term (float, default LEASE_TERM)
+    """
     stop, owner = stop or threading.Event(), worker_name()
     while not stop.is_set():
         try: job = coord.store.take(owner, term); left = job is not None or bool(coord.pending())

@@ -22,13 +22,24 @@ from .coordinator import (Coordinator, IntakeError, MAX_BODY, Refusal, _show, pa
 
 # %% ../../nbs/54a_http.ipynb #50ff09ea
 def client_key(address: str) -> str:
-    "What a connection proves about its sender: the client's IP address, an IPv6 one widened to its /64."
+    """What a connection proves about its sender: the client's IP address, an IPv6 one widened to its /64.
+
+    Args:
+        address (str)
+    """
     ip = ipaddress.ip_address(address)
     if ip.version == 4: return str(ip)
     return str(ip.ipv4_mapped) if ip.ipv4_mapped else str(ipaddress.ip_network(f"{ip}/64", strict=False))
 
 class RateLimiter:
-    "At most `per_minute` events per key in any `window` seconds, in at most `max_keys` keys; a limited key is kept until its window ends."
+    """At most `per_minute` events per key in any `window` seconds, in at most `max_keys` keys; a limited key is kept until its window ends.
+
+    Args:
+        per_minute (int, default 10)
+        max_keys (int, default 10000)
+        window (float, default 60.0)
+        clock (default time.monotonic)
+    """
     def __init__(self, per_minute: int = 10, max_keys: int = 10_000, window: float = 60.0, clock=time.monotonic):
         self.per, self.max_keys, self.window, self.clock = per_minute, max_keys, window, clock
         self._open, self._limited, self._ends, self._lock = OrderedDict(), {}, [], threading.Lock()   # under the limit (LRU) / at it, with a heap of when
@@ -40,7 +51,11 @@ class RateLimiter:
             self._open[key] = self._limited.pop(key)
 
     def allow(self, key: str) -> bool:
-        "Count one event for `key` if it is under its rate and there is room for it; False (nothing counted) if not."
+        """Count one event for `key` if it is under its rate and there is room for it; False (nothing counted) if not.
+
+        Args:
+            key (str)
+        """
         with self._lock:
             now = self.clock()
             self._free_limited(now)
@@ -63,16 +78,29 @@ class RateLimiter:
 log = logging.getLogger("coretex.network.http")   # the 500s the app logs and never shows
 
 def answer(status: int, body: dict):
-    "A JSON response."
+    """A JSON response.
+
+    Args:
+        status (int)
+        body (dict)
+    """
     from flask import Response
     return Response(json.dumps(body), status, mimetype="application/json")
 
 def refuse(r: Refusal):
-    "The JSON answer for a refusal, with its HTTP status."
+    """The JSON answer for a refusal, with its HTTP status.
+
+    Args:
+        r (Refusal)
+    """
     return answer(r.status, r.to_json())
 
 def handle_errors(app) -> None:
-    "Answer errors in JSON: HTTP's own by their reason, the database away as 503, anything else as a logged 500."
+    """Answer errors in JSON: HTTP's own by their reason, the database away as 503, anything else as a logged 500.
+
+    Args:
+        app
+    """
     from flask import request
     from werkzeug.exceptions import HTTPException
     @app.errorhandler(HTTPException)
@@ -86,7 +114,12 @@ def handle_errors(app) -> None:
 
 # %% ../../nbs/54a_http.ipynb #39dd463a
 def read_routes(app, coord: Coordinator) -> None:
-    "GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict)."
+    """GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict).
+
+    Args:
+        app
+        coord (Coordinator)
+    """
     @app.get("/v1/jobs/<job_id>", provide_automatic_options=False)
     def job(job_id):
         j = coord.store.job_json(job_id)
@@ -98,7 +131,13 @@ def read_routes(app, coord: Coordinator) -> None:
 
 # %% ../../nbs/54a_http.ipynb #b6471a9d
 def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:
-    "POST /v1/patches: parse, validate, check the epoch, rate-limit per client address, accept; 202 with the job or 200 with a cached verdict."
+    """POST /v1/patches: parse, validate, check the epoch, rate-limit per client address, accept; 202 with the job or 200 with a cached verdict.
+
+    Args:
+        app
+        coord (Coordinator)
+        limiter (RateLimiter)
+    """
     from flask import request
     @app.post("/v1/patches", provide_automatic_options=False)
     def submit():
@@ -114,7 +153,12 @@ def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:
         return answer(200 if out["cached"] else 202, out)
 
 def make_app(coord: Coordinator, limiter: RateLimiter|None = None):
-    "The Flask app of the HTTP intake."
+    """The Flask app of the HTTP intake.
+
+    Args:
+        coord (Coordinator)
+        limiter (RateLimiter | None, default None)
+    """
     from flask import Flask
     app = Flask("coretex-coordinator")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
@@ -127,7 +171,14 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 @dataclass(frozen=True)
 class RequestHead:
-    "A request's line and headers, as the front reads them before any body."
+    """A request's line and headers, as the front reads them before any body.
+
+    Attributes:
+        method (str)
+        target (str)
+        version (str)
+        headers (tuple): (lower-case name, value) pairs, in order
+    """
     method: str
     target: str
     version: str
@@ -135,7 +186,11 @@ class RequestHead:
     def get(self, name: str, default: str = "") -> str: return next((v for k, v in self.headers if k == name), default)
 
 def parse_head(raw: bytes) -> RequestHead|Refusal:
-    "The request line and headers of `raw` (ending in a blank line), or a 400 Refusal naming what is malformed."
+    """The request line and headers of `raw` (ending in a blank line), or a 400 Refusal naming what is malformed.
+
+    Args:
+        raw (bytes)
+    """
     lines = raw.decode("latin-1").split("\r\n")[:-2]
     parts = lines[0].split(" ")
     if len(parts) != 3 or not _TOKEN.fullmatch(parts[0]) or parts[2] not in ("HTTP/1.0", "HTTP/1.1") or not parts[1].startswith("/"):
@@ -148,7 +203,11 @@ def parse_head(raw: bytes) -> RequestHead|Refusal:
     return RequestHead(parts[0], parts[1], parts[2], tuple(headers))
 
 def body_length(head: RequestHead) -> int|Refusal:
-    "The declared body length: ASCII digits, one value, at most MAX_BODY; a chunked body is not taken."
+    """The declared body length: ASCII digits, one value, at most MAX_BODY; a chunked body is not taken.
+
+    Args:
+        head (RequestHead)
+    """
     if any(k == "transfer-encoding" for k, _ in head.headers): return Refusal(411, "length_required", "send a Content-Length; chunked bodies are not taken")
     values = {v for k, v in head.headers if k == "content-length"}
     if not values: return 0
@@ -158,7 +217,14 @@ def body_length(head: RequestHead) -> int|Refusal:
 
 # %% ../../nbs/54a_http.ipynb #2aa913a5
 def wsgi_environ(head: RequestHead, body: bytes, client: tuple, server: tuple) -> dict:
-    "The WSGI environ of a request read whole, from client (host, port) to server (host, port)."
+    """The WSGI environ of a request read whole, from client (host, port) to server (host, port).
+
+    Args:
+        head (RequestHead)
+        body (bytes)
+        client (tuple)
+        server (tuple)
+    """
     path, _, query = head.target.partition("?")
     env = {"REQUEST_METHOD": head.method, "SCRIPT_NAME": "", "PATH_INFO": unquote_to_bytes(path).decode("latin-1"), "QUERY_STRING": query,
            "SERVER_NAME": str(server[0]), "SERVER_PORT": str(server[1]), "SERVER_PROTOCOL": head.version, "REMOTE_ADDR": client[0],
@@ -171,7 +237,12 @@ def wsgi_environ(head: RequestHead, body: bytes, client: tuple, server: tuple) -
     return env
 
 def call_app(app, environ: dict) -> tuple:
-    "(status line, headers, body) of one WSGI call; the body joined (the app's answers are small JSON)."
+    """(status line, headers, body) of one WSGI call; the body joined (the app's answers are small JSON).
+
+    Args:
+        app
+        environ (dict)
+    """
     said = {}
     def start_response(status, headers, exc_info=None): said.update(status=status, headers=headers)
     it = app(environ, start_response)
@@ -180,13 +251,25 @@ def call_app(app, environ: dict) -> tuple:
     return said["status"], said["headers"], body
 
 def response_bytes(status: str, headers: list, body: bytes, keep: bool, length: int|None = None) -> bytes:
-    "An HTTP/1.1 answer with its length (`length`, else the body's) and whether the connection stays open."
+    """An HTTP/1.1 answer with its length (`length`, else the body's) and whether the connection stays open.
+
+    Args:
+        status (str)
+        headers (list)
+        body (bytes)
+        keep (bool)
+        length (int | None, default None)
+    """
     lines = [f"HTTP/1.1 {status}"] + [f"{k}: {v}" for k, v in headers if k.lower() not in ("content-length", "connection")]
     lines += [f"Content-Length: {len(body) if length is None else length}", f"Connection: {'keep-alive' if keep else 'close'}"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
 
 def refusal_bytes(r: Refusal) -> bytes:
-    "A Refusal as a whole JSON answer that ends the connection."
+    """A Refusal as a whole JSON answer that ends the connection.
+
+    Args:
+        r (Refusal)
+    """
     body = json.dumps(r.to_json()).encode()
     return response_bytes(f"{r.status} {HTTPStatus(r.status).phrase}", [("Content-Type", "application/json")], body, keep=False)
 
@@ -196,14 +279,29 @@ PER_ADDRESS = 128                    # open connections per client address (clie
 BACKLOG = 4096                       # connections the kernel holds before the loop accepts them
 
 def open_file_budget(reserve: int = 256) -> int:
-    "Connections this process can hold: its open-file limit, raised to the hard limit, less a reserve for the database and files."
+    """Connections this process can hold: its open-file limit, raised to the hard limit, less a reserve for the database and files.
+
+    Args:
+        reserve (int, default 256)
+    """
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard)); soft = hard
     return max(16, soft - reserve)
 
 class HttpIntake:
-    "A WSGI app served over HTTP/1.1 by an asyncio front: deadlines on every request, a cap on connections per client address, the app on `threads` threads."
+    """A WSGI app served over HTTP/1.1 by an asyncio front: deadlines on every request, a cap on connections per client address, the app on `threads` threads.
+
+    Args:
+        app
+        host (str, default '127.0.0.1')
+        port (int, default 0)
+        threads (int, default 8)
+        head_timeout (float, default HEAD_TIMEOUT)
+        body_timeout (float, default BODY_TIMEOUT)
+        per_address (int, default PER_ADDRESS)
+        connections (int | None, default None)
+    """
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, threads: int = 8, head_timeout: float = HEAD_TIMEOUT,
                  body_timeout: float = BODY_TIMEOUT, per_address: int = PER_ADDRESS, connections: int|None = None):
         self.app, self.head_timeout, self.body_timeout, self.per_address = app, head_timeout, body_timeout, per_address
