@@ -346,10 +346,11 @@ def api_modules(notebooks: list) -> list:
         notebooks (list)
     """
     from importlib import import_module
-    def own(m):   # a package that only gathers its modules' names (coretex.economy, .consensus, .beliefs) has nothing of its own to list
-        mod = import_module(m)
-        return not mod.__all__ or any(getattr(getattr(mod, n), "__module__", m) == m for n in mod.__all__)
-    return [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"] and own(m)]
+    mods = [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
+    public = {m: {n: getattr(import_module(m), n) for n in import_module(m).__all__} for m in mods}
+    def gathers(m):   # a package that only hands on its modules' names (coretex.economy, .consensus, .beliefs) has nothing of its own to list
+        return public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
+    return [m for m in mods if not gathers(m)]
 
 def module_data(module: str) -> str:
     """autodata entries for a module's public constants, named but not spelled out (automodule lists only its functions and classes).
