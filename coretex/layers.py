@@ -26,18 +26,33 @@ LAYERS = {  # layer -> the layers it may import, bottom to top
 }
 
 def layer_of(module: str) -> str:
-    "The layer of a module named `coretex.<layer>[.<module>]` (`api` for `coretex` itself)."
+    """The layer of a module named `coretex.<layer>[.<module>]` (`api` for `coretex` itself).
+
+    Args:
+        module (str)
+    """
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "api"
 
 # %% ../nbs/01_layers.ipynb #bf991ec6
 def module_name(path: Path, root: Path) -> str:
-    "`coretex/evaluator/evaluate.py` -> `coretex.evaluator.evaluate` (a package's `__init__` is the package)."
+    """`coretex/evaluator/evaluate.py` -> `coretex.evaluator.evaluate` (a package's `__init__` is the package).
+
+    Args:
+        path (Path)
+        root (Path)
+    """
     parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 def imports_of(source: str, module: str, is_package: bool = False) -> set:
-    "The coretex modules a module's source imports, wherever the import stands."
+    """The coretex modules a module's source imports, wherever the import stands.
+
+    Args:
+        source (str)
+        module (str)
+        is_package (bool, default False)
+    """
     base = module.split(".") if is_package else module.split(".")[:-1]
     out = set()
     for node in ast.walk(ast.parse(source)):
@@ -50,7 +65,11 @@ def imports_of(source: str, module: str, is_package: bool = False) -> set:
     return out
 
 def import_graph(root: Path|None = None) -> dict:
-    "Every coretex module -> the coretex modules it imports (names that are not modules dropped)."
+    """Every coretex module -> the coretex modules it imports (names that are not modules dropped).
+
+    Args:
+        root (Path | None, default None)
+    """
     root = Path(root or Path(__file__).parent)
     files = {module_name(p, root): p for p in sorted(root.rglob("*.py")) if p.name != "_modidx.py"}
     graph = {m: imports_of(p.read_text(), m, p.name == "__init__.py") for m, p in files.items()}
@@ -58,12 +77,20 @@ def import_graph(root: Path|None = None) -> dict:
 
 # %% ../nbs/01_layers.ipynb #d6890489
 def upward_imports(graph: dict) -> list:
-    "(module, imported) pairs where a layer imports one it may not."
+    """(module, imported) pairs where a layer imports one it may not.
+
+    Args:
+        graph (dict)
+    """
     return sorted((m, i) for m, deps in graph.items() for i in deps
                   if layer_of(i) != layer_of(m) and layer_of(i) not in LAYERS[layer_of(m)])
 
 def circles(graph: dict) -> list:
-    "The import circles of `graph`: each a sorted list of the modules that reach one another (Tarjan's strongly connected components)."
+    """The import circles of `graph`: each a sorted list of the modules that reach one another (Tarjan's strongly connected components).
+
+    Args:
+        graph (dict)
+    """
     index, low, stack, on, out = {}, {}, [], set(), []
     def visit(v):
         index[v] = low[v] = len(index); stack.append(v); on.add(v)

@@ -35,7 +35,21 @@ class SimError(ValueError):
 
 @dataclass(frozen=True)
 class SimConfig:
-    "One simulated run: its horizon, its miners and the economy's knobs."
+    """One simulated run: its horizon, its miners and the economy's knobs.
+
+    Attributes:
+        epochs (int, default 10): epochs to run
+        miners (int, default 4): miners, strategies assigned round robin
+        strategies (tuple, default STRATEGIES): strategy names, from STRATEGIES
+        seed (int, default 0): every random draw of the run derives from it
+        patches_per_epoch (int | None, default None): submissions per epoch (default: one per miner)
+        target_advances (int, default 1): the controller's target state advances per epoch
+        start_threshold_ppm (int, default 750): minImprovementPpm of the first epoch
+        candidates (int, default 4): patches the greedy hill-climber tries per submission
+        public_queries (int, default 32): train_visible queries the hill-climber scores on
+        reward_per_epoch (int, default 1000 * 10 ** 18): BOTCOIN base units paid pro rata to work units each epoch
+        merge_multiplier_bps (int, default MERGE_MULTIPLIER_BPS): merge multiplier (launch: 1.0x, no bonus)
+    """
     epochs: int = 10                      # epochs to run
     miners: int = 4                       # miners, strategies assigned round robin
     strategies: tuple = STRATEGIES        # strategy names, from STRATEGIES
@@ -63,28 +77,61 @@ class SimConfig:
     def submissions(self) -> int: return self.patches_per_epoch or self.miners
 
     def strategy_of(self, i: int) -> str:
-        "Miner i's strategy."
+        """Miner i's strategy.
+
+        Args:
+            i (int)
+        """
         return self.strategies[i % len(self.strategies)]
 
 # %% ../nbs/81_simulate.ipynb #6fa3a1c3
 def sim_hash(label: str, *parts: int) -> bytes:
-    "keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses."
+    """keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses.
+
+    Args:
+        label (str)
+        *parts (int)
+    """
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
 
 def epoch_secret(seed: int, epoch: int) -> bytes:
-    "The coordinator's secret for one epoch of a run."
+    """The coordinator's secret for one epoch of a run.
+
+    Args:
+        seed (int)
+        epoch (int)
+    """
     return sim_hash("coretex simulate secret", seed, epoch)
 def future_blockhash(seed: int, epoch: int, n: int) -> bytes:
-    "The blockhash the n-th submission of an epoch waits for, fixed by the run's seed."
+    """The blockhash the n-th submission of an epoch waits for, fixed by the run's seed.
+
+    Args:
+        seed (int)
+        epoch (int)
+        n (int)
+    """
     return sim_hash("coretex simulate block", seed, epoch, n)
 def miner_address(seed: int, i: int) -> str:
-    "Miner i's address in a run."
+    """Miner i's address in a run.
+
+    Args:
+        seed (int)
+        i (int)
+    """
     return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
 # %% ../nbs/81_simulate.ipynb #215ab429
 @dataclass
 class World:
-    "The evaluator, the public and audit packs, the memory events miners may anchor, and the accepted patches so far."
+    """The evaluator, the public and audit packs, the memory events miners may anchor, and the accepted patches so far.
+
+    Attributes:
+        ev (Evaluator)
+        public (list): train_visible queries the hill-climber scores on
+        audit (list): the fixed hidden pack the composite is reported on
+        memory_events (list): (event id, slot family) of the memory events behind the public queries' answers
+        accepted (list, default field(default_factory=list)): (miner, patch bytes) of every screener-passed patch, in order
+    """
     ev: Evaluator
     public: list          # train_visible queries the hill-climber scores on
     audit: list           # the fixed hidden pack the composite is reported on
@@ -92,7 +139,12 @@ class World:
     accepted: list = field(default_factory=list)   # (miner, patch bytes) of every screener-passed patch, in order
 
 def make_world(ev: Evaluator, cfg: SimConfig) -> World:
-    "The world of a run: packs and memory events drawn from the seed."
+    """The world of a run: packs and memory events drawn from the seed.
+
+    Args:
+        ev (Evaluator)
+        cfg (SimConfig)
+    """
     rng, p = random.Random(cfg.seed), ev.profile
     visible = ev.corpus.queries("train_visible")
     public = rng.sample(visible, min(cfg.public_queries, len(visible)))
@@ -106,36 +158,72 @@ def make_world(ev: Evaluator, cfg: SimConfig) -> World:
 R5_TYPES = (0x02, 0x03, 0x04, 0x07, 0xFF)   # the patch types an r5 miner writes
 
 def random_writes(rng: random.Random, root: bytes) -> bytes:
-    "One to four random region-shaped words in cells of one random patch type."
+    """One to four random region-shaped words in cells of one random patch type.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+    """
     ptype = rng.choice(R5_TYPES)
     lo, hi = TYPE_RANGES.get(ptype, (32, 895))
     return make_patch(root, {i: region_word(rng, i) for i in (rng.randint(lo, hi) for _ in range(rng.randint(1, 4)))}, ptype)
 
 def anchor(rng: random.Random, root: bytes, memory_events: list) -> bytes:
-    "A memory slot anchoring a random real memory event, in a random MemoryIndex cell."
+    """A memory slot anchoring a random real memory event, in a random MemoryIndex cell.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+        memory_events (list)
+    """
     event_id, family = rng.choice(memory_events)
     return make_patch(root, {rng.randint(*TYPE_RANGES[0x02]): encode_memory_slot(event_id, family)}, 0x02)
 
 def spam(rng: random.Random, root: bytes) -> bytes:
-    "One abstention atom in a random one of 32 atom cells."
+    """One abstention atom in a random one of 32 atom cells.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+    """
     return abstention_patch(root, rng.randrange(32))
 
 # %% ../nbs/81_simulate.ipynb #d4e5a3ea
 def public_gain(w: World, words, data: bytes) -> int|None:
-    "The candidate's composite gain on the public pack in ppm; None if the patch rules refuse it."
+    """The candidate's composite gain on the public pack in ppm; None if the patch rules refuse it.
+
+    Args:
+        w (World)
+        words
+        data (bytes)
+    """
     try: child = apply_patch(words, data, w.ev.pipeline)
     except PatchError: return None
     return score_state(w.ev, w.public, child.words).ppm - score_state(w.ev, w.public, words).ppm
 
 def hill_climb(rng: random.Random, w: World, words, root: bytes, candidates: int) -> bytes|None:
-    "The best of `candidates` draws on the public pack, if it improves on the live state there."
+    """The best of `candidates` draws on the public pack, if it improves on the live state there.
+
+    Args:
+        rng (random.Random)
+        w (World)
+        words
+        root (bytes)
+        candidates (int)
+    """
     makers = (lambda: anchor(rng, root, w.memory_events), lambda: spam(rng, root), lambda: random_writes(rng, root))
     scored = [(g, data) for data in (rng.choice(makers)() for _ in range(candidates)) if (g := public_gain(w, words, data)) is not None]
     best = max(scored, key=lambda x: x[0], default=(0, None))
     return best[1] if best[0] > 0 else None
 
 def copy_of(w: World, miner: str, root: bytes) -> bytes|None:
-    "The latest patch another miner got accepted: its bytes while its parent is live, else its writes rebased onto `root`."
+    """The latest patch another miner got accepted: its bytes while its parent is live, else its writes rebased onto `root`.
+
+    Args:
+        w (World)
+        miner (str)
+        root (bytes)
+    """
     theirs = [data for m, data in w.accepted if m != miner]
     if not theirs: return None
     p = decode_patch(theirs[-1])
@@ -144,27 +232,54 @@ def copy_of(w: World, miner: str, root: bytes) -> bytes|None:
 # %% ../nbs/81_simulate.ipynb #fe8c4b64
 @dataclass
 class Miner:
-    "A miner: address, strategy and its own random stream."
+    """A miner: address, strategy and its own random stream.
+
+    Attributes:
+        address (str)
+        strategy (str)
+        rng (random.Random)
+    """
     address: str
     strategy: str
     rng: random.Random
 
     def propose(self, w: World, words, root: bytes, cfg: SimConfig) -> bytes|None:
-        "The patch this miner submits on the live state, or None."
+        """The patch this miner submits on the live state, or None.
+
+        Args:
+            w (World)
+            words
+            root (bytes)
+            cfg (SimConfig)
+        """
         if self.strategy == "random": return random_writes(self.rng, root)
         if self.strategy == "spam": return spam(self.rng, root)
         if self.strategy == "greedy": return hill_climb(self.rng, w, words, root, cfg.candidates)
         return copy_of(w, self.address, root)
 
 def make_miners(cfg: SimConfig) -> list:
-    "The run's miners, strategies round robin."
+    """The run's miners, strategies round robin.
+
+    Args:
+        cfg (SimConfig)
+    """
     return [Miner(miner_address(cfg.seed, i), cfg.strategy_of(i), random.Random(sim_hash("coretex simulate rng", cfg.seed, i)))
             for i in range(cfg.miners)]
 
 # %% ../nbs/81_simulate.ipynb #fb764f76
 @dataclass(frozen=True)
 class Submission:
-    "One submission's fate."
+    """One submission's fate.
+
+    Attributes:
+        miner (str): address
+        strategy (str): the miner's strategy
+        patch_hash (str): 0x-hex over the semantic bytes
+        outcome (str): DUPLICATE | REFUSED | REJECT | SCREENER_PASS | ADVANCE
+        reason (str | None): the refusal's code, the rejection's reason, or the lane's
+        gain_ppm (int): marginal gain (0 unless the screener passed)
+        work_units_bps (int): work units earned
+    """
     miner: str            # address
     strategy: str         # the miner's strategy
     patch_hash: str       # 0x-hex over the semantic bytes
@@ -174,18 +289,37 @@ class Submission:
     work_units_bps: int   # work units earned
 
 def screener_gain(rep) -> int:
-    "The marginal gain of an evaluated patch: its smaller pack delta if it passed the screener, else 0."
+    """The marginal gain of an evaluated patch: its smaller pack delta if it passed the screener, else 0.
+
+    Args:
+        rep
+    """
     return min(rep.gate.delta_ppm, rep.confirm.delta_ppm) if rep.outcome != "REJECT" else 0
 
 # %% ../nbs/81_simulate.ipynb #b80da2b6
 def live_step(words, data: bytes, miner: str, gain: int, threshold: int, passes_since_advance: int):
-    "The live lane on one screened patch: its LiveEpochOutput."
+    """The live lane on one screened patch: its LiveEpochOutput.
+
+    Args:
+        words
+        data (bytes)
+        miner (str)
+        gain (int)
+        threshold (int)
+        passes_since_advance (int)
+    """
     opts = RewardOptions(passes_since_advance, policy_atoms_mode=True)
     item = EpochPatch(decode_patch(data), data, gain, lambda current, p: gain, miner)
     return advance_epoch_state(words, [item], threshold, opts)
 
 def screener_work(rep, gain: int, threshold: int) -> int:
-    "Work units a screened patch that did not advance earns: the screener pass's if the work policy qualifies it."
+    """Work units a screened patch that did not advance earns: the screener pass's if the work policy qualifies it.
+
+    Args:
+        rep
+        gain (int)
+        threshold (int)
+    """
     q = evaluate_core_tex_work_qualification(outcome=OUTCOME_CORETEX_SCREENER_PASS, deterministic_delta_ppm=gain,
             parent_matches_live_root=True, baseline_score_ppm=rep.gate.before_ppm, state_advance_threshold_ppm=threshold)
     return q.work_units_bps
@@ -193,7 +327,26 @@ def screener_work(rep, gain: int, threshold: int) -> int:
 # %% ../nbs/81_simulate.ipynb #348ca4c7
 @dataclass(frozen=True)
 class EpochRecord:
-    "One epoch of a run, as the trajectory keeps it."
+    """One epoch of a run, as the trajectory keeps it.
+
+    Attributes:
+        epoch (int)
+        threshold_ppm (int): minImprovementPpm in force
+        next_threshold_ppm (int): what the controller set for the next epoch
+        controller_reason (str): the controller's branch
+        target_advances (int)
+        advances (int): state advances in the epoch
+        screener_passes (int): submissions that passed the screener (the controller's quality attempts)
+        submissions (int)
+        outcomes (dict): outcome -> count
+        audit_ppm (int): the live state's composite on the fixed audit pack at the epoch's end
+        state_root (str): the live root at the epoch's end
+        work_units_by_strategy (dict)
+        rewards_by_strategy (dict): claim base + merge bonus, BOTCOIN base units
+        bonus_by_strategy (dict)
+        evaluations (int): evaluator calls on hidden packs
+        seconds (float)
+    """
     epoch: int
     threshold_ppm: int          # minImprovementPpm in force
     next_threshold_ppm: int     # what the controller set for the next epoch
@@ -216,13 +369,24 @@ class EpochRecord:
     def from_json(cls, d: dict) -> "EpochRecord": return cls(**d)
 
 def claim_bases(work: dict, pool: int) -> dict:
-    "Each miner's pro-rata share of `pool` by work units (truncated)."
+    """Each miner's pro-rata share of `pool` by work units (truncated).
+
+    Args:
+        work (dict)
+        pool (int)
+    """
     total = sum(work.values())
     return {m: pool * u // total for m, u in work.items() if u} if total else {}
 
 # %% ../nbs/81_simulate.ipynb #c2cb919c
 class Simulation:
-    "A network run on one evaluator: the live state, the threshold and the miners, one epoch at a time."
+    """A network run on one evaluator: the live state, the threshold and the miners, one epoch at a time.
+
+    Args:
+        ev (Evaluator)
+        cfg (SimConfig)
+        observe (default None)
+    """
     def __init__(self, ev: Evaluator, cfg: SimConfig, observe=None):
         self.ev, self.cfg, self.world, self.miners = ev, cfg, make_world(ev, cfg), make_miners(cfg)
         self.words, self.threshold, self.passes_since_advance, self.verdicts = tuple(GENESIS), cfg.start_threshold_ppm, 0, {}
@@ -230,7 +394,15 @@ class Simulation:
         self.observe = observe   # observe(words, patch, blockhash, secret, epoch, report, seconds) after every evaluation
 
     def submit(self, m: Miner, e: int, n: int, data: bytes, work: Counter) -> Submission:
-        "The coordinator on one submission: dedup, the patch rules, the evaluator, the live lane."
+        """The coordinator on one submission: dedup, the patch rules, the evaluator, the live lane.
+
+        Args:
+            m (Miner)
+            e (int)
+            n (int)
+            data (bytes)
+            work (Counter)
+        """
         root, sem = state_root(self.words), semantic_bytes(data)
         key, ph = dedup_key(decode_patch(data).parent_root, sem), to_hex(patch_hash(sem))
         if key in self.verdicts: return Submission(m.address, m.strategy, ph, "DUPLICATE", self.verdicts[key], 0, 0)
@@ -257,13 +429,25 @@ class Simulation:
 
 # %% ../nbs/81_simulate.ipynb #bec2a074
 def by_strategy(miners: list, amounts: dict) -> dict:
-    "Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing)."
+    """Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing).
+
+    Args:
+        miners (list)
+        amounts (dict)
+    """
     out = dict.fromkeys(sorted({m.strategy for m in miners}), 0)
     for m in miners: out[m.strategy] += amounts.get(m.address, 0)
     return out
 
 def epoch_rewards(e: int, subs: list, work: Counter, cfg: SimConfig) -> tuple:
-    "(claim base + bonus, bonus) by miner: the pool pro rata to work units, and the merge-bonus leaves of the epoch's ledger."
+    """(claim base + bonus, bonus) by miner: the pool pro rata to work units, and the merge-bonus leaves of the epoch's ledger.
+
+    Args:
+        e (int)
+        subs (list)
+        work (Counter)
+        cfg (SimConfig)
+    """
     bases = claim_bases(work, cfg.reward_per_epoch)
     event = lambda s: {"epoch": e, "miner": s.miner, "patch_hash": s.patch_hash}
     ledger = build_epoch_eligibility([event(s) for s in subs if s.outcome in ("ADVANCE", "SCREENER_PASS")],
@@ -273,7 +457,11 @@ def epoch_rewards(e: int, subs: list, work: Counter, cfg: SimConfig) -> tuple:
     return {m: bases.get(m, 0) + bonus.get(m, 0) for m in set(bases) | set(bonus)}, bonus
 
 def run_epoch(sim: Simulation) -> EpochRecord:
-    "Run the next epoch: submissions in turn on the live state, then the controller and the rewards."
+    """Run the next epoch: submissions in turn on the live state, then the controller and the rewards.
+
+    Args:
+        sim (Simulation)
+    """
     e, cfg, t0, evals = sim.next_epoch, sim.cfg, time.perf_counter(), sim.evaluations
     subs, work = [], Counter()
     for n in range(cfg.submissions):
@@ -293,14 +481,23 @@ def run_epoch(sim: Simulation) -> EpochRecord:
 
 # %% ../nbs/81_simulate.ipynb #aaa7f220
 def checkpoint(sim: Simulation) -> dict:
-    "What the next epoch of `sim` needs, as JSON."
+    """What the next epoch of `sim` needs, as JSON.
+
+    Args:
+        sim (Simulation)
+    """
     return {"next_epoch": sim.next_epoch, "words": [hex(w) for w in sim.words], "threshold": sim.threshold,
             "passes_since_advance": sim.passes_since_advance, "evaluations": sim.evaluations,
             "verdicts": {k.hex(): v for k, v in sim.verdicts.items()}, "accepted": [[m, d.hex()] for m, d in sim.world.accepted],
             "rng": [m.rng.getstate() for m in sim.miners]}
 
 def restore(sim: Simulation, d: dict) -> None:
-    "Put `sim` where a checkpoint left it."
+    """Put `sim` where a checkpoint left it.
+
+    Args:
+        sim (Simulation)
+        d (dict)
+    """
     sim.next_epoch, sim.threshold, sim.passes_since_advance = d["next_epoch"], d["threshold"], d["passes_since_advance"]
     sim.words, sim.evaluations = tuple(int(w, 16) for w in d["words"]), d["evaluations"]
     sim.verdicts = {bytes.fromhex(k): v for k, v in d["verdicts"].items()}
@@ -308,17 +505,30 @@ def restore(sim: Simulation, d: dict) -> None:
     for m, (version, state, gauss) in zip(sim.miners, d["rng"]): m.rng.setstate((version, tuple(state), gauss))
 
 def read_trajectory(folder) -> list:
-    "The EpochRecords of a run's folder, in order."
+    """The EpochRecords of a run's folder, in order.
+
+    Args:
+        folder
+    """
     with open(Path(folder) / "trajectory.jsonl") as f: return [EpochRecord.from_json(json.loads(l)) for l in f if l.strip()]
 
 class Trajectory:
-    "A run's folder: config.json, one JSON line per epoch in trajectory.jsonl (synced as written), and checkpoint.json."
+    """A run's folder: config.json, one JSON line per epoch in trajectory.jsonl (synced as written), and checkpoint.json.
+
+    Args:
+        folder
+        cfg (SimConfig)
+    """
     def __init__(self, folder, cfg: SimConfig):
         self.folder, self.cfg, self.file = Path(folder), cfg, None
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def open(self, records: list) -> None:
-        "Write the configuration and start trajectory.jsonl with `records`."
+        """Write the configuration and start trajectory.jsonl with `records`.
+
+        Args:
+            records (list)
+        """
         (self.folder / "config.json").write_text(json.dumps(asdict(self.cfg), indent=1) + "\n")
         self.file = open(self.folder / "trajectory.jsonl", "w")
         for r in records: self.file.write(json.dumps(r.to_json(), sort_keys=True) + "\n")
@@ -333,7 +543,12 @@ class Trajectory:
         return read_trajectory(self.folder)[:point["next_epoch"] - 1], point   # a line past the checkpoint is run again
 
     def write(self, rec: EpochRecord, point: dict) -> None:
-        "Append one epoch, flushed and synced, then replace the checkpoint."
+        """Append one epoch, flushed and synced, then replace the checkpoint.
+
+        Args:
+            rec (EpochRecord)
+            point (dict)
+        """
         self.file.write(json.dumps(rec.to_json(), sort_keys=True) + "\n"); self.file.flush(); os.fsync(self.file.fileno())
         tmp = self.folder / "checkpoint.json.tmp"
         tmp.write_text(json.dumps(point)); tmp.replace(self.folder / "checkpoint.json")
@@ -343,7 +558,14 @@ class Trajectory:
 
 @dataclass(frozen=True)
 class SimRun:
-    "A finished run: its configuration, its epochs, and what this session spent on them."
+    """A finished run: its configuration, its epochs, and what this session spent on them.
+
+    Attributes:
+        config (SimConfig)
+        records (list): EpochRecord per epoch, from the first (a resumed run's included)
+        seconds (float): wall time of the epochs this session ran
+        evaluations (int): evaluator calls on hidden packs this session
+    """
     config: SimConfig
     records: list        # EpochRecord per epoch, from the first (a resumed run's included)
     seconds: float       # wall time of the epochs this session ran
@@ -353,7 +575,16 @@ class SimRun:
 
 # %% ../nbs/81_simulate.ipynb #06932560
 def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, observe=None, resume: bool = False) -> SimRun:
-    "Run `cfg` on `ev`; with `out`, each epoch is written to out/trajectory.jsonl as it closes (`resume` continues the run there)."
+    """Run `cfg` on `ev`; with `out`, each epoch is written to out/trajectory.jsonl as it closes (`resume` continues the run there).
+
+    Args:
+        ev (Evaluator)
+        cfg (SimConfig)
+        out (default None)
+        progress (bool, default False)
+        observe (default None)
+        resume (bool, default False)
+    """
     from tqdm import tqdm
     if resume and out is None: raise SimError("resume needs the run's folder")
     sim, traj, records = Simulation(ev, cfg, observe), Trajectory(out, cfg) if out else None, []
@@ -372,7 +603,12 @@ def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, ob
 
 # %% ../nbs/81_simulate.ipynb #c63304c9
 def draw_run(records: list, path=None):
-    "The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given."
+    """The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given.
+
+    Args:
+        records (list)
+        path (default None)
+    """
     import matplotlib
     if path: matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -12,7 +12,11 @@ from .evaluate import check_reranker, evaluation_errors, make_evaluator
 
 # %% ../../nbs/98_cli_demo.ipynb #aca8b40d
 def sim_config(args):
-    "The SimConfig of the command line, or a CliError naming the bad option."
+    """The SimConfig of the command line, or a CliError naming the bad option.
+
+    Args:
+        args
+    """
     from coretex.simulate import SimConfig, SimError
     strategies = tuple(s.strip() for s in args.strategies.split(",")) if args.strategies else None
     try: return SimConfig(epochs=args.epochs, miners=args.miners, seed=args.seed, patches_per_epoch=args.patches,

@@ -14,7 +14,11 @@ from .common import (CLAIM_MAX, CliError, EPOCH, EVENTS_MAX, emit, gunzip_capped
 
 # %% ../../nbs/94_cli_economy.ipynb #34804566
 def epoch_events_arg(args):
-    "The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise."
+    """The events `verify-epoch` checks: from the file, or from the node at --rpc; a CliError naming the input otherwise.
+
+    Args:
+        args
+    """
     from coretex.network.finalize import EpochFileError, epoch_events_of, fetch_epoch_events
     if (args.events is None) == (args.rpc is None): raise CliError("give an EVENTS.json file, or --rpc with --address and --epoch")
     if args.events is not None:
@@ -51,7 +55,11 @@ def add_verify_epoch(sub):
 
 # %% ../../nbs/94_cli_economy.ipynb #800999ad
 def read_claim(path) -> dict:
-    "A claim printed by `claim-proof`, or a CliError naming the file."
+    """A claim printed by `claim-proof`, or a CliError naming the file.
+
+    Args:
+        path
+    """
     try: claim = json.loads(read_capped(path, "claim", CLAIM_MAX))
     except (ValueError, RecursionError) as e: raise CliError(f"cannot read claim {path}: {str(e)[:120]}") from None
     keys = ("miner", "bonus_botcoin", "cap_botcoin", "proof", "merkle_root")
@@ -60,7 +68,12 @@ def read_claim(path) -> dict:
     return claim
 
 def funded_root(claim: dict, args) -> str|None:
-    "The bonus root the registry at --rpc holds for the claim's epoch (with --registry), else --root (None: the claim's own)."
+    """The bonus root the registry at --rpc holds for the claim's epoch (with --registry), else --root (None: the claim's own).
+
+    Args:
+        claim (dict)
+        args
+    """
     if not args.registry: return args.root and to_hex(hex32(args.root, "--root"))
     import os
     from coretex.network.chain import Chain, ChainError, ENV_RPC
@@ -75,7 +88,12 @@ def funded_root(claim: dict, args) -> str|None:
     except (ChainError, RegistryError) as e: raise CliError(f"--registry: {e}") from None
 
 def verify_claim(path, args) -> int:
-    "Check a claim file's proof against the funded root (--registry at --rpc, --root, or the claim's); exit status 0 (valid) or 1."
+    """Check a claim file's proof against the funded root (--registry at --rpc, --root, or the claim's); exit status 0 (valid) or 1.
+
+    Args:
+        path
+        args
+    """
     from coretex.network.finalize import check_claim
     claim = read_claim(path)
     root = funded_root(claim, args)

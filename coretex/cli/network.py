@@ -39,7 +39,12 @@ def _coordinator(args, progress: bool = False):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004b
 def counting_jobs(coord, bar):
-    "`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome."
+    """`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome.
+
+    Args:
+        coord
+        bar
+    """
     process = coord.process
     def counted(job_id):
         try: return process(job_id)
@@ -57,7 +62,14 @@ def cmd_coordinator_work(args):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004e
 def open_epoch(coord, epoch: int, parent, say) -> None:
-    "Open `epoch` with a fresh random secret if it is new; a CliError if it is closed."
+    """Open `epoch` with a fresh random secret if it is new; a CliError if it is closed.
+
+    Args:
+        coord
+        epoch (int)
+        parent
+        say
+    """
     import os
     ep = coord.store.epoch(epoch)
     if ep is not None and not ep.open:
@@ -110,12 +122,21 @@ def cmd_coordinator_reveal(args):
 from ..economy.difficulty import MIN_IMPROVEMENT_PPM
 
 def finalized_summary(rec) -> dict:
-    "A finalized epoch as `coordinator finalize --json` prints it (big integers as decimal text)."
+    """A finalized epoch as `coordinator finalize --json` prints it (big integers as decimal text).
+
+    Args:
+        rec
+    """
     return {k: getattr(rec, k) for k in ("epoch", "new_state_root", "patch_set_root", "threshold_ppm", "next_threshold_ppm", "difficulty_reason",
                                          "merkle_root", "fund_epoch_calldata")} | {"advances": len(rec.advances), "leaves": len(rec.leaves), "total_bonus": str(rec.total_bonus)}
 
 def render_finalized(rec, published: dict|None = None) -> str:
-    "A finalized epoch (and where it was published) as lines for a reader."
+    """A finalized epoch (and where it was published) as lines for a reader.
+
+    Args:
+        rec
+        published (dict | None, default None)
+    """
     lines = [f"epoch {rec.epoch} finalized: {len(rec.advances)} advance(s), new state root {rec.new_state_root}",
              f"threshold {rec.threshold_ppm} ppm; next epoch {rec.next_threshold_ppm} ppm ({rec.difficulty_reason})",
              f"merge bonus: {len(rec.leaves)} leaf(s), {rec.total_bonus} BOTCOIN base units, Merkle root {rec.merkle_root}",
@@ -124,12 +145,20 @@ def render_finalized(rec, published: dict|None = None) -> str:
     return "\n".join(lines)
 
 def registry_options(c) -> None:
-    "The options that publish a finalized epoch to a registry contract."
+    """The options that publish a finalized epoch to a registry contract.
+
+    Args:
+        c
+    """
     c.add_argument("--registry", metavar="ADDR", help="also publish the epoch to this registry contract: its advances, finalization and funding")
     c.add_argument("--rpc", type=url, help="with --registry: JSON-RPC URL of its chain (default: $CORETEX_RPC_URL)")
 
 def registry_of(args):
-    "The RegistryContract --registry names on the --rpc chain (None without --registry); a CliError for bad input."
+    """The RegistryContract --registry names on the --rpc chain (None without --registry); a CliError for bad input.
+
+    Args:
+        args
+    """
     if not args.registry: return None
     import os
     from coretex.network.chain import Chain, ChainError, ENV_RPC
@@ -142,7 +171,13 @@ def registry_of(args):
     except ChainError as e: raise CliError(f"--rpc: {e}") from None
 
 def publish_finalized(store, registry, epoch: int) -> dict|None:
-    "The finalized epoch published to `registry` (None without one, or after one line saying why it was not)."
+    """The finalized epoch published to `registry` (None without one, or after one line saying why it was not).
+
+    Args:
+        store
+        registry
+        epoch (int)
+    """
     if registry is None: return None
     from coretex.network.chain import ChainError
     from coretex.network.finalize import FinalizeError, coordinator_pins, publish_epoch, receipt_pins
@@ -192,14 +227,23 @@ def add_coordinator_finalize(csub):
 
 # %% ../../nbs/95_cli_network.ipynb #7ce9351e
 def address(s: str) -> str:
-    "An argparse type: a 20-byte hex address with 0x."
+    """An argparse type: a 20-byte hex address with 0x.
+
+    Args:
+        s (str)
+    """
     import argparse, re
     if not re.fullmatch(r"0x[0-9a-fA-F]{40}", s): raise argparse.ArgumentTypeError(f"not a 0x-prefixed 20-byte hex address: {s[:44]!r}")
     return s
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90052
 def coordinator_options(c, chain: bool) -> None:
-    "The database and key options of every coordinator subcommand, and the chain's where it reads blocks."
+    """The database and key options of every coordinator subcommand, and the chain's where it reads blocks.
+
+    Args:
+        c
+        chain (bool)
+    """
     c.add_argument("--mongodb-uri", help="the coordinator's MongoDB (default: $CORETEX_MONGODB_URI, else an embedded server in the data folder)")
     c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
     if chain:
@@ -243,7 +287,11 @@ def add_coordinator(sub):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90055
 def read_envelope(path) -> dict:
-    "A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError."
+    """A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError.
+
+    Args:
+        path
+    """
     try: env = json.loads(read_capped(path, "report", REPORT_MAX))
     except (ValueError, RecursionError) as e: raise CliError(f"cannot read report {path}: {str(e)[:120]}") from None
     if not isinstance(env, dict) or not isinstance(env.get("artifact"), dict) or not isinstance(env.get("transaction"), dict):
@@ -252,7 +300,12 @@ def read_envelope(path) -> dict:
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90058
 def replay_parent(env: dict, state_path=None):
-    "The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise."
+    """The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise.
+
+    Args:
+        env (dict)
+        state_path (default None)
+    """
     from coretex.core.state import words_from_bytes
     if state_path: return read_state_file(state_path, "--state")
     try: return words_from_bytes(from_hex(env.get("parentState", ""), 32768, "parentState"))

@@ -15,7 +15,11 @@ MANIFEST_MAX = 1 << 20   # bytes of a bundle manifest read (the launch one is 3 
 
 # %% ../../nbs/95a_cli_validator.ipynb #bd3992fd
 def check_inputs(args):
-    "The start state --state names (None for genesis), after refusing bad options before any node is asked; --bundle-manifest sets the rules."
+    """The start state --state names (None for genesis), after refusing bad options before any node is asked; --bundle-manifest sets the rules.
+
+    Args:
+        args
+    """
     try: from_hex(args.registry, 20, "--registry")
     except HexError as e: raise CliError(str(e)) from None
     if args.bundle_manifest:
@@ -26,7 +30,13 @@ def check_inputs(args):
     return read_state_file(args.state, "--state") if args.state else None
 
 def follower_of(args, chain, state=None):
-    "The Follower the command line describes, reading `chain` from `state`."
+    """The Follower the command line describes, reading `chain` from `state`.
+
+    Args:
+        args
+        chain
+        state (default None)
+    """
     from coretex.network.follower import Follower, Reader, Store
     from coretex.network.registry import RegistryContract
     try: store = Store(args.data)
@@ -38,18 +48,32 @@ def follower_of(args, chain, state=None):
 
 # %% ../../nbs/95a_cli_validator.ipynb #a7ec4c85
 def sync_summary(report) -> dict:
-    "The final JSON record of a sync."
+    """The final JSON record of a sync.
+
+    Args:
+        report
+    """
     return {"ok": True, "block": report.block, "head": report.head, "root": report.root, "epoch": report.epoch,
             "epoch_advances": report.epoch_advances, "applied": report.applied}
 
 def sync_line(report, confirmations: int) -> str:
-    "The final line of a sync on stderr."
+    """The final line of a sync on stderr.
+
+    Args:
+        report
+        confirmations (int)
+    """
     live = "" if report.epoch is None else f"; epoch {report.epoch}: {report.epoch_advances} advances, root = liveStateRoot({report.epoch})"
     return f"synced through block {report.block} (head {report.head} - {confirmations} confirmations): root {report.root}{live}"
 
 # %% ../../nbs/95a_cli_validator.ipynb #425f4047
 def rescorer(args, f):
-    "With --rescore DIR: a function re-scoring the follower's backlog after a pass (its lines on stderr), returning what is left; else None."
+    """With --rescore DIR: a function re-scoring the follower's backlog after a pass (its lines on stderr), returning what is left; else None.
+
+    Args:
+        args
+        f
+    """
     if args.rescore is None: return None
     from coretex.network.rescore import Reports, rescore_backlog
     made = []
@@ -69,7 +93,12 @@ def rescorer(args, f):
 
 # %% ../../nbs/95a_cli_validator.ipynb #f41a95b4
 def validator_sync(args, chain) -> int:
-    "`coretex validator sync` on a connected chain; its exit status."
+    """`coretex validator sync` on a connected chain; its exit status.
+
+    Args:
+        args
+        chain
+    """
     from coretex.network.follower import SyncError, watch
     import signal
     f = follower_of(args, chain, check_inputs(args))

@@ -39,7 +39,11 @@ FUNCTION_WORDS = set(_TABLES["function_words"])
 
 # %% ../../nbs/63_sybil.ipynb #1d2d3ae8
 def words(text: str) -> list:
-    "Lower-case word tokens of `text` (letters, digits, apostrophes)."
+    """Lower-case word tokens of `text` (letters, digits, apostrophes).
+
+    Args:
+        text (str)
+    """
     return re.findall(r"[a-z0-9']+", text.lower())
 
 def _cap(s: str) -> str: return s[:1].upper() + s[1:]
@@ -50,12 +54,23 @@ def _swap(word: str, alternative: str) -> str:
     return (_cap(alternative) if core[:1].isupper() else alternative) + word[len(core):]
 
 def writer_style(text: str, rng: random.Random, change: float = 0.5) -> str:
-    "`text` in one writer's words: each thesaurus content word kept or, with probability `change`, always swapped for one alternative."
+    """`text` in one writer's words: each thesaurus content word kept or, with probability `change`, always swapped for one alternative.
+
+    Args:
+        text (str)
+        rng (random.Random)
+        change (float, default 0.5)
+    """
     pref = {k: rng.choice(v) for k, v in THESAURUS.items() if k not in FUNCTION_WORDS and rng.random() < change}
     return " ".join(_swap(w, pref[w.rstrip(".,;:").lower()]) if w.rstrip(".,;:").lower() in pref else w for w in text.split())
 
 def honest_answer(topic: str, rng: random.Random) -> str:
-    "One honest answer to `topic`'s question, drawn with `rng`."
+    """One honest answer to `topic`'s question, drawn with `rng`.
+
+    Args:
+        topic (str)
+        rng (random.Random)
+    """
     facts = TOPICS[topic][1]
     chosen = sorted(rng.sample(range(len(facts)), rng.choice([3, 3, 4, 4, 5])))
     if rng.random() < 0.3: rng.shuffle(chosen)
@@ -70,14 +85,26 @@ def _bigrams(text: str) -> Counter: w = words(text); return Counter(zip(w, w[1:]
 def _share(A: Counter, B: Counter) -> float: return sum((A & B).values()) / max(1, min(A.total(), B.total()))
 
 def bigram_share(a: str, b: str) -> float:
-    "Share of word bigrams (with multiplicity) that `a` and `b` have in common, over the shorter one's count."
+    """Share of word bigrams (with multiplicity) that `a` and `b` have in common, over the shorter one's count.
+
+    Args:
+        a (str)
+        b (str)
+    """
     return _share(_bigrams(a), _bigrams(b))
 
 class GeneratorError(RuntimeError):
     "The generator cannot draw what was asked of it."
 
 def honest_answers(topic: str, n: int, rng: random.Random, tries: int = 20000) -> list:
-    "`n` honest answers to `topic`, no two sharing HONEST_BIGRAM_SHARE or more of their bigrams."
+    """`n` honest answers to `topic`, no two sharing HONEST_BIGRAM_SHARE or more of their bigrams.
+
+    Args:
+        topic (str)
+        n (int)
+        rng (random.Random)
+        tries (int, default 20000)
+    """
     out, bags = [], []
     for _ in range(tries):
         if len(out) == n: return out
@@ -87,11 +114,22 @@ def honest_answers(topic: str, n: int, rng: random.Random, tries: int = 20000) -
 
 # %% ../../nbs/63_sybil.ipynb #117c066d
 def sentences(text: str) -> list:
-    "The sentences of `text` (split after . ! ? and whitespace)."
+    """The sentences of `text` (split after . ! ? and whitespace).
+
+    Args:
+        text (str)
+    """
     return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
 
 def edit_copy(text: str, k: float, rng: random.Random, reorder: bool = True) -> str:
-    "A copy of `text` with a share `k` of its tokens edited (synonym, filler, insertion, deletion), sentences shuffled half the time when `reorder`."
+    """A copy of `text` with a share `k` of its tokens edited (synonym, filler, insertion, deletion), sentences shuffled half the time when `reorder`.
+
+    Args:
+        text (str)
+        k (float)
+        rng (random.Random)
+        reorder (bool, default True)
+    """
     toks = text.split()
     at = set(rng.sample(range(len(toks)), round(k * len(toks))))
     out = []
@@ -109,7 +147,12 @@ def edit_copy(text: str, k: float, rng: random.Random, reorder: bool = True) -> 
 
 # %% ../../nbs/63_sybil.ipynb #25be58ca
 def token_distance(a: str, b: str) -> float:
-    "Word-level Levenshtein distance between `a` and `b` over the number of tokens of `a`."
+    """Word-level Levenshtein distance between `a` and `b` over the number of tokens of `a`.
+
+    Args:
+        a (str)
+        b (str)
+    """
     x, y = a.split(), b.split()
     prev = list(range(len(y) + 1))
     for i, u in enumerate(x, 1):
@@ -123,7 +166,17 @@ SPREADS = ("own", "coldkey", "shared")
 
 @dataclass(frozen=True)
 class Response:
-    "One miner's answer, with what the generator knows about it."
+    """One miner's answer, with what the generator knows about it.
+
+    Attributes:
+        miner (str)
+        text (str)
+        response_time_ms (float)
+        ip (str)
+        coldkey (str)
+        role (str): honest | sybil
+        edit (float, default 0.0): share of the source's tokens edited (0 for honest answers, sources and exact copies)
+    """
     miner: str
     text: str
     response_time_ms: float
@@ -138,7 +191,13 @@ class Response:
 
 @dataclass(frozen=True)
 class Attack:
-    "One sybil group to plant: its size, the edit share of its copies, how its keys are spread."
+    """One sybil group to plant: its size, the edit share of its copies, how its keys are spread.
+
+    Attributes:
+        size (int): keys, the source included
+        edit (float): k; 0 = exact copies
+        spread (str, default 'own')
+    """
     size: int                # keys, the source included
     edit: float              # k; 0 = exact copies
     spread: str = "own"
@@ -149,7 +208,17 @@ class Attack:
 
 @dataclass(frozen=True)
 class Scenario:
-    "One challenge with ground truth: responses and the true sybil groups (tuples of miners, source first)."
+    """One challenge with ground truth: responses and the true sybil groups (tuples of miners, source first).
+
+    Attributes:
+        name (str)
+        kind (str): honest | near | mixed | emission
+        topic (str)
+        prompt (str)
+        responses (tuple)
+        groups (tuple)
+        attacks (tuple, default ())
+    """
     name: str
     kind: str                # honest | near | mixed | emission
     topic: str
@@ -170,7 +239,16 @@ class Scenario:
 
 # %% ../../nbs/63_sybil.ipynb #4417da08
 def make_scenario(name: str, kind: str, topic: str, n: int, attacks: tuple = (), seed: int = 0) -> Scenario:
-    "A challenge on `topic` with `n` responses: the planted `attacks` and honest answers for the rest; deterministic in (name, seed)."
+    """A challenge on `topic` with `n` responses: the planted `attacks` and honest answers for the rest; deterministic in (name, seed).
+
+    Args:
+        name (str)
+        kind (str)
+        topic (str)
+        n (int)
+        attacks (tuple, default ())
+        seed (int, default 0)
+    """
     rng = random.Random(f"{name}|{seed}")
     if sum(a.size for a in attacks) > n: raise GeneratorError(f"{name}: attacks need more than {n} keys")
     texts = honest_answers(topic, n - sum(a.size for a in attacks) + len(attacks), rng)
@@ -194,7 +272,12 @@ EDIT_LEVELS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 GROUP_SIZES = {16: (2, 4, 8), 64: (2, 4, 8, 16, 32)}
 
 def attack_suite(size: str = "full", seed: int = 0) -> list:
-    "The generated scenarios: 'full' (all six topics) or 'small' (two topics, sets of 16), deterministic in `seed`."
+    """The generated scenarios: 'full' (all six topics) or 'small' (two topics, sets of 16), deterministic in `seed`.
+
+    Args:
+        size (str, default 'full')
+        seed (int, default 0)
+    """
     if size not in ("full", "small"): raise GeneratorError(f"suite size {size!r}: 'full' or 'small'")
     topics = list(TOPICS) if size == "full" else ["ice", "inflation"]
     sets = [(16, 4)] if size == "small" else [(16, 4), (32, 6)]
@@ -215,7 +298,12 @@ def attack_suite(size: str = "full", seed: int = 0) -> list:
 
 # %% ../../nbs/63_sybil.ipynb #15fed05b
 class EmbeddingCache:
-    "embed(list[str]) -> float32 rows, each text embedded once; backed by an .npz of texts and vectors."
+    """embed(list[str]) -> float32 rows, each text embedded once; backed by an .npz of texts and vectors.
+
+    Args:
+        path (str | Path | None, default None)
+        embedder (default None)
+    """
     def __init__(self, path: str|Path|None = None, embedder=None):
         self.path, self._embedder, self.vectors, self.misses, self.used = path, embedder, {}, 0, set()
         if path is not None and Path(path).exists():
@@ -234,7 +322,12 @@ class EmbeddingCache:
         return np.array([self.vectors[t] for t in texts], dtype=np.float32).reshape(len(texts), -1)
 
     def save(self, path: str|Path|None = None, only_used: bool = False) -> None:
-        "Write the cache (to `path`, default the one it was read from); `only_used`: just the texts asked for since it was opened."
+        """Write the cache (to `path`, default the one it was read from); `only_used`: just the texts asked for since it was opened.
+
+        Args:
+            path (str | Path | None, default None)
+            only_used (bool, default False)
+        """
         texts = sorted(self.used if only_used else self.vectors)
         np.savez_compressed(path or self.path, texts=np.array(texts), vectors=np.array([self.vectors[t] for t in texts], dtype=np.float32))
 
@@ -244,7 +337,12 @@ _BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"[*_#>|`]+")
 
 def units(text: str, min_words: int = 3) -> list:
-    "An answer's units: sentences, list items and table rows (markers and emphasis dropped), each fenced code block whole; those under `min_words` words dropped."
+    """An answer's units: sentences, list items and table rows (markers and emphasis dropped), each fenced code block whole; those under `min_words` words dropped.
+
+    Args:
+        text (str)
+        min_words (int, default 3)
+    """
     out, code, block = [], False, []
     for line in text.splitlines():
         s = line.strip()
@@ -260,7 +358,12 @@ def units(text: str, min_words: int = 3) -> list:
 
 # %% ../../nbs/63_sybil.ipynb #b07739b0
 def in_order_share(u: list, v: list) -> float:
-    "Share of the words of `u` found, in order, in `v` (difflib's matching blocks: a close lower bound of the longest common subsequence)."
+    """Share of the words of `u` found, in order, in `v` (difflib's matching blocks: a close lower bound of the longest common subsequence).
+
+    Args:
+        u (list)
+        v (list)
+    """
     return sum(b.size for b in SequenceMatcher(None, u, v, autojunk=False).get_matching_blocks()) / max(1, len(u))
 
 # %% ../../nbs/63_sybil.ipynb #7754f83c
@@ -277,16 +380,31 @@ def _pairwise(texts: list, denominator) -> np.ndarray:
     return M
 
 def word_overlap(texts: list) -> np.ndarray:
-    "Pairwise Jaccard overlap of the texts' word multisets (sum of minimum counts over sum of maximum counts)."
+    """Pairwise Jaccard overlap of the texts' word multisets (sum of minimum counts over sum of maximum counts).
+
+    Args:
+        texts (list)
+    """
     return _pairwise(texts, lambda hi, a, b: hi)
 
 def word_containment(texts: list) -> np.ndarray:
-    "Pairwise containment of the texts' word multisets: shared words (minimum counts) over the shorter text's word count."
+    """Pairwise containment of the texts' word multisets: shared words (minimum counts) over the shorter text's word count.
+
+    Args:
+        texts (list)
+    """
     return _pairwise(texts, lambda hi, a, b: np.minimum(a, b))
 
 # %% ../../nbs/63_sybil.ipynb #70d5956b
 def unit_alignment(U: list, C: np.ndarray, shares: tuple = (0.7, 0.85), gate: float = 0.4) -> list:
-    "One matrix per share t: A[i, j] = the share of answer i's units (U[i]) that have a unit of answer j holding >= t of their words in order; 0 where containment C[i, j] < gate."
+    """One matrix per share t: A[i, j] = the share of answer i's units (U[i]) that have a unit of answer j holding >= t of their words in order; 0 where containment C[i, j] < gate.
+
+    Args:
+        U (list)
+        C (np.ndarray)
+        shares (tuple, default (0.7, 0.85))
+        gate (float, default 0.4)
+    """
     W = [[words(u) for u in us] for us in U]
     bags = [[Counter(w) for w in ws] for ws in W]
     out = [np.eye(len(U)) for _ in shares]
@@ -307,7 +425,17 @@ def unit_alignment(U: list, C: np.ndarray, shares: tuple = (0.7, 0.85), gate: fl
 # %% ../../nbs/63_sybil.ipynb #9dc6ad52
 @dataclass(frozen=True)
 class TextSignals:
-    "Pair signals of one set of answers (n x n matrices) and each answer's size."
+    """Pair signals of one set of answers (n x n matrices) and each answer's size.
+
+    Attributes:
+        J (np.ndarray): word Jaccard
+        C (np.ndarray): word containment (over the shorter answer)
+        A70 (np.ndarray): A70[i, j]: share of i's units with >= 70% of their words in order in one unit of j
+        A85 (np.ndarray): the same at 85%
+        n_words (np.ndarray)
+        n_units (np.ndarray)
+        same (np.ndarray): the same words in the same order once case, punctuation and markup are dropped
+    """
     J: np.ndarray            # word Jaccard
     C: np.ndarray            # word containment (over the shorter answer)
     A70: np.ndarray          # A70[i, j]: share of i's units with >= 70% of their words in order in one unit of j
@@ -317,7 +445,11 @@ class TextSignals:
     same: np.ndarray         # the same words in the same order once case, punctuation and markup are dropped
 
 def text_signals(texts: list) -> TextSignals:
-    "Every signal coretex's detector reads, for the answers `texts` (text only, no model)."
+    """Every signal coretex's detector reads, for the answers `texts` (text only, no model).
+
+    Args:
+        texts (list)
+    """
     U = [units(t) or [t] for t in texts]
     C, keys = word_containment(texts), [" ".join(words(t)) for t in texts]
     return TextSignals(word_overlap(texts), C, *unit_alignment(U, C), np.array([len(words(t)) for t in texts]),
@@ -337,7 +469,12 @@ def _components(P: np.ndarray):
         yield sorted(comp)
 
 def linked_groups(P: np.ndarray, link: np.ndarray) -> list:
-    "Connected components of the pairs P, each pruned until every two members are linked; two unlinked members tied on (pairs, links) inside leave together."
+    """Connected components of the pairs P, each pruned until every two members are linked; two unlinked members tied on (pairs, links) inside leave together.
+
+    Args:
+        P (np.ndarray)
+        link (np.ndarray)
+    """
     out = []
     for comp in _components(P):
         while len(comp) > 2 and not link[np.ix_(comp, comp)].all():
@@ -351,7 +488,17 @@ def linked_groups(P: np.ndarray, link: np.ndarray) -> list:
 # %% ../../nbs/63_sybil.ipynb #a9f4dd80
 @dataclass(frozen=True)
 class TextDetector:
-    "coretex's sybil detector: its thresholds (chosen on the tuning corpus's honest pairs, 63b_sybil_heldout) and its two steps."
+    """coretex's sybil detector: its thresholds (chosen on the tuning corpus's honest pairs, 63b_sybil_heldout) and its two steps.
+
+    Attributes:
+        overlap (float, default 0.65): word Jaccard from which two answers of >= min_words words are copies
+        contained (float, default 0.85): share of one answer's units aligned (>= 85% of their words in order) in the other
+        min_words (int, default 25): overlap and containment read only answers this long
+        min_units (int, default 2): containment is read from a side with at least this many units
+        near_exact (float, default 0.95): word Jaccard from which answers of >= exact_min_words words are copies
+        exact_min_words (int, default 8): shorter answers are never paired
+        link (float, default 0.4): unit alignment (70% in order) that links two members of a group
+    """
     overlap: float = 0.65        # word Jaccard from which two answers of >= min_words words are copies
     contained: float = 0.85      # share of one answer's units aligned (>= 85% of their words in order) in the other
     min_words: int = 25          # overlap and containment read only answers this long
@@ -366,7 +513,11 @@ class TextDetector:
             raise ValueError(f"TextDetector thresholds out of order: {self}")
 
     def pairs(self, s: TextSignals) -> np.ndarray:
-        "Boolean matrix of copy pairs: overlap, containment by sentence alignment, or near-exact."
+        """Boolean matrix of copy pairs: overlap, containment by sentence alignment, or near-exact.
+
+        Args:
+            s (TextSignals)
+        """
         shorter = np.minimum.outer(s.n_words, s.n_words)
         A = np.where(((s.n_units >= self.min_units) & (s.n_words >= self.min_words))[:, None], s.A85, 0.0)
         P = ((s.J >= self.overlap) & (shorter >= self.min_words)) | (np.maximum(A, A.T) >= self.contained) \
@@ -375,12 +526,23 @@ class TextDetector:
         return P
 
     def groups(self, s: TextSignals, P: np.ndarray) -> list:
-        "Groups (lists of indices) of the copy pairs P, pruned until every two members are linked."
+        """Groups (lists of indices) of the copy pairs P, pruned until every two members are linked.
+
+        Args:
+            s (TextSignals)
+            P (np.ndarray)
+        """
         return linked_groups(P, P | (np.maximum(s.A70, s.A70.T) >= self.link) | s.same)
 
 # %% ../../nbs/63_sybil.ipynb #ebf13c6d
 def detect_copies(texts: list, miners: list, detector: TextDetector = TextDetector()) -> SybilFindings:
-    "coretex's sybil pairs and groups for the answers `texts` of `miners` (text only, no model)."
+    """coretex's sybil pairs and groups for the answers `texts` of `miners` (text only, no model).
+
+    Args:
+        texts (list)
+        miners (list)
+        detector (TextDetector, default TextDetector())
+    """
     if len(texts) < 2: return SybilFindings([], [])
     s = text_signals(texts)
     P = detector.pairs(s)
@@ -392,7 +554,15 @@ def detect_copies(texts: list, miners: list, detector: TextDetector = TextDetect
 # %% ../../nbs/63_sybil.ipynb #71f59ac3
 @dataclass(frozen=True)
 class CopyDetector:
-    "The thresholds of coretex 0.2's detector (word overlap; calibrated on this generator's honest answers)."
+    """The thresholds of coretex 0.2's detector (word overlap; calibrated on this generator's honest answers).
+
+    Attributes:
+        lexical (float, default 0.48): word-multiset Jaccard from which two answers are copies
+        lexical_soft (float, default 0.38): ... from which they are copies when their embeddings also agree at
+        semantic (float, default 0.96): this cosine or more
+        group_floor (float, default 0.3): every two members of a group share at least this much
+        min_words (int, default 8): shorter answers are never paired
+    """
     lexical: float = 0.48        # word-multiset Jaccard from which two answers are copies
     lexical_soft: float = 0.38   # ... from which they are copies when their embeddings also agree at
     semantic: float = 0.96       # this cosine or more
@@ -404,14 +574,27 @@ class CopyDetector:
             raise ValueError(f"CopyDetector thresholds out of order: {self}")
 
 def copy_pairs(J: np.ndarray, S: np.ndarray, lengths: list, d: CopyDetector) -> np.ndarray:
-    "Boolean matrix of copy pairs from word overlap J, embedding cosine S and word counts."
+    """Boolean matrix of copy pairs from word overlap J, embedding cosine S and word counts.
+
+    Args:
+        J (np.ndarray)
+        S (np.ndarray)
+        lengths (list)
+        d (CopyDetector)
+    """
     ok = np.asarray(lengths) >= d.min_words
     P = ((J >= d.lexical) | ((J >= d.lexical_soft) & (S >= d.semantic))) & np.outer(ok, ok)
     np.fill_diagonal(P, False)
     return P
 
 def copy_groups(P: np.ndarray, J: np.ndarray, floor: float) -> list:
-    "Connected components of the copy pairs P, each pruned until every two members overlap >= floor (lists of indices, >= 2)."
+    """Connected components of the copy pairs P, each pruned until every two members overlap >= floor (lists of indices, >= 2).
+
+    Args:
+        P (np.ndarray)
+        J (np.ndarray)
+        floor (float)
+    """
     out = []
     for comp in _components(P):
         while len(comp) > 2 and J[np.ix_(comp, comp)].min() < floor:
@@ -420,7 +603,14 @@ def copy_groups(P: np.ndarray, J: np.ndarray, floor: float) -> list:
     return out
 
 def overlap_copies(texts: list, miners: list, embed, detector: CopyDetector = CopyDetector()) -> SybilFindings:
-    "coretex 0.2's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`."
+    """coretex 0.2's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`.
+
+    Args:
+        texts (list)
+        miners (list)
+        embed
+        detector (CopyDetector, default CopyDetector())
+    """
     if len(texts) < 2: return SybilFindings([], [])
     E = np.asarray(embed(list(texts)), dtype=np.float32)
     J, S = word_overlap(texts), np.clip(E @ E.T, -1.0, 1.0)
@@ -431,7 +621,13 @@ def overlap_copies(texts: list, miners: list, embed, detector: CopyDetector = Co
 # %% ../../nbs/63_sybil.ipynb #a2aa4071
 @dataclass(frozen=True)
 class RuleSetUnderTest:
-    "A rule set's sybil detection and emissions, as functions of (scenario, embed)."
+    """A rule set's sybil detection and emissions, as functions of (scenario, embed).
+
+    Attributes:
+        name (str)
+        detect (object): (Scenario, embed) -> SybilFindings
+        pay (object): (Scenario, embed) -> {miner: emission}
+    """
     name: str
     detect: object       # (Scenario, embed) -> SybilFindings
     pay: object          # (Scenario, embed) -> {miner: emission}
@@ -439,39 +635,75 @@ class RuleSetUnderTest:
 def _seed_config() -> ConsensusConfig: return ConsensusConfig(heatmap=False)
 
 def seed_findings(s: Scenario, embed) -> SybilFindings:
-    "The seed rules' sybil groups (embedding cosine >= 0.95, connected)."
+    """The seed rules' sybil groups (embedding cosine >= 0.95, connected).
+
+    Args:
+        s (Scenario)
+        embed
+    """
     E = embed(s.texts)
     return SybilFindings([], sybil_groups(np.clip(E @ E.T, -1.0, 1.0), s.miners, _seed_config().sybil_threshold))
 
 def seed_emissions(s: Scenario, embed) -> dict:
-    "Emissions of the seed pipeline (`evaluate_challenge`)."
+    """Emissions of the seed pipeline (`evaluate_challenge`).
+
+    Args:
+        s (Scenario)
+        embed
+    """
     return evaluate_challenge([r.as_input() for r in s.responses], _seed_config(), embeddings=embed(s.texts)).emissions
 
 def loosh_findings(s: Scenario, embed) -> SybilFindings:
-    "1.2.8's sybil pairs and groups (one BLAS thread, as 1.2.8's vectors were made)."
+    """1.2.8's sybil pairs and groups (one BLAS thread, as 1.2.8's vectors were made).
+
+    Args:
+        s (Scenario)
+        embed
+    """
     from coretex.consensus.loosh import sybil_findings_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return sybil_findings_128(s.texts, s.miners, embed)
 
 def loosh_emissions(s: Scenario, embed) -> dict:
-    "Emissions of 1.2.8's evaluation (entity caps live; one BLAS thread)."
+    """Emissions of 1.2.8's evaluation (entity caps live; one BLAS thread).
+
+    Args:
+        s (Scenario)
+        embed
+    """
     from coretex.consensus.loosh import evaluate_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return evaluate_128(s.prompt, [r.as_input() for r in s.responses], embed).emissions
 
 def coretex_findings(s: Scenario, embed) -> SybilFindings:
-    "coretex's detector on one scenario (it reads no embedding), in the record the rule sets share."
+    """coretex's detector on one scenario (it reads no embedding), in the record the rule sets share.
+
+    Args:
+        s (Scenario)
+        embed
+    """
     return detect_copies(s.texts, s.miners)
 
 def overlap_findings(s: Scenario, embed) -> SybilFindings:
-    "coretex 0.2's detector on one scenario."
+    """coretex 0.2's detector on one scenario.
+
+    Args:
+        s (Scenario)
+        embed
+    """
     return overlap_copies(s.texts, s.miners, embed)
 
 # %% ../../nbs/63_sybil.ipynb #1fd0eb15
 DUPLICATES = ("one", "each")
 
 def pay_groups_as_one(responses: list, groups: list, evaluate) -> dict:
-    "Emissions when each group is paid as one answer: `evaluate` (response dicts -> emissions) sees only each group's fastest member, whose emission the group splits."
+    """Emissions when each group is paid as one answer: `evaluate` (response dicts -> emissions) sees only each group's fastest member, whose emission the group splits.
+
+    Args:
+        responses (list)
+        groups (list)
+        evaluate
+    """
     members = {m: g for g in groups for m in g}
     fastest = {tuple(g): min((r for r in responses if r["miner"] in g), key=lambda r: (r["response_time_ms"], r["miner"]))["miner"] for g in groups}
     paid = evaluate([r for r in responses if r["miner"] not in members or fastest[tuple(members[r["miner"]])] == r["miner"]])
@@ -482,22 +714,48 @@ def pay_duplicates(responses: list,  # response dicts as a validator receives th
                    groups: list,     # groups of miners whose answers are duplicates
                    evaluate,         # response dicts -> {miner: emission}
                    duplicates: str = "one") -> dict:
-    "Emissions under the duplicates policy: 'one' pays each group as one answer, 'each' pays every key as its own answer."
+    """Emissions under the duplicates policy: 'one' pays each group as one answer, 'each' pays every key as its own answer.
+
+    Args:
+        responses (list): response dicts as a validator receives them
+        groups (list): groups of miners whose answers are duplicates
+        evaluate: response dicts -> {miner: emission}
+        duplicates (str, default 'one')
+    """
     if duplicates not in DUPLICATES: raise ValueError(f"duplicates={duplicates!r}: one of {DUPLICATES}")
     return pay_groups_as_one(responses, groups, evaluate) if duplicates == "one" else evaluate(responses)
 
 def paid_under(s: Scenario, embed, groups: list, duplicates: str = "one") -> dict:
-    "Emissions of the seed pipeline for scenario `s` with `groups` paid under the duplicates policy."
+    """Emissions of the seed pipeline for scenario `s` with `groups` paid under the duplicates policy.
+
+    Args:
+        s (Scenario)
+        embed
+        groups (list)
+        duplicates (str, default 'one')
+    """
     vec = dict(zip(s.miners, embed(s.texts)))
     run = lambda rs: evaluate_challenge(rs, _seed_config(), embeddings=np.array([vec[r["miner"]] for r in rs])).emissions
     return pay_duplicates([r.as_input() for r in s.responses], groups, run, duplicates)
 
 def coretex_emissions(s: Scenario, embed, duplicates: str = "one", detector: TextDetector = TextDetector()) -> dict:
-    "Emissions of the seed pipeline with coretex's detected groups paid under the duplicates policy."
+    """Emissions of the seed pipeline with coretex's detected groups paid under the duplicates policy.
+
+    Args:
+        s (Scenario)
+        embed
+        duplicates (str, default 'one')
+        detector (TextDetector, default TextDetector())
+    """
     return paid_under(s, embed, detect_copies(s.texts, s.miners, detector).groups, duplicates)
 
 def overlap_emissions(s: Scenario, embed) -> dict:
-    "Emissions of the seed pipeline with coretex 0.2's detected groups paid as one answer."
+    """Emissions of the seed pipeline with coretex 0.2's detected groups paid as one answer.
+
+    Args:
+        s (Scenario)
+        embed
+    """
     return paid_under(s, embed, overlap_copies(s.texts, s.miners, embed).groups, "one")
 
 SYBIL_RULE_SETS = (RuleSetUnderTest("seed", seed_findings, seed_emissions),
@@ -509,17 +767,40 @@ SYBIL_RULE_SETS = (RuleSetUnderTest("seed", seed_findings, seed_emissions),
 def _pair(a, b) -> frozenset: return frozenset((a, b))
 
 def true_pairs(s: Scenario) -> dict:
-    "{pair of miners: edit level} of every two members of one planted group."
+    """{pair of miners: edit level} of every two members of one planted group.
+
+    Args:
+        s (Scenario)
+    """
     edit = {r.miner: r.edit for r in s.responses}
     return {_pair(a, b): max(edit[a], edit[b]) for g in s.groups for i, a in enumerate(g) for b in g[i + 1:]}
 
 def flagged_pairs(f: SybilFindings) -> set:
-    "Pairs of miners a finding flags: its pairs and every two members of one of its groups."
+    """Pairs of miners a finding flags: its pairs and every two members of one of its groups.
+
+    Args:
+        f (SybilFindings)
+    """
     return {_pair(*p) for p in f.pairs} | {_pair(a, b) for g in f.groups for i, a in enumerate(g) for b in g[i + 1:]}
 
 @dataclass
 class SuiteScore:
-    "One rule set's counts over a suite."
+    """One rule set's counts over a suite.
+
+    Attributes:
+        rule_set (str)
+        true_by_level (Counter, default field(default_factory=Counter)): level -> true pairs
+        found_by_level (Counter, default field(default_factory=Counter)): level -> flagged true pairs
+        false_by_level (Counter, default field(default_factory=Counter)): level -> flagged false pairs in single-level sets
+        beside_exact (Counter, default field(default_factory=Counter)): "true" / "found": edited-copy pairs in sets that also hold exact copies
+        false_pairs (int, default 0)
+        honest_groups (int, default 0)
+        honest_sets (int, default 0)
+        honest_sets_flagged (int, default 0)
+        shares (dict, default field(default_factory=dict)): (n, g) -> [share per topic]
+        detect_s (float, default 0.0)
+        sets (int, default 0)
+    """
     rule_set: str
     true_by_level: Counter = field(default_factory=Counter)     # level -> true pairs
     found_by_level: Counter = field(default_factory=Counter)    # level -> flagged true pairs
@@ -546,7 +827,11 @@ class SuiteScore:
 
     @classmethod
     def from_json(cls, d: dict) -> "SuiteScore":
-        "A SuiteScore from `to_json`'s output."
+        """A SuiteScore from `to_json`'s output.
+
+        Args:
+            d (dict)
+        """
         levels = {k: Counter({float(l): c for l, c in d[k].items()}) for k in ("true_by_level", "found_by_level", "false_by_level")}
         shares = {tuple(map(int, k.split())): v for k, v in d["shares"].items()}
         return cls(**{k: v for k, v in d.items() if k not in levels and k not in ("shares", "beside_exact")}, **levels, shares=shares,
@@ -554,7 +839,14 @@ class SuiteScore:
 
 # %% ../../nbs/63_sybil.ipynb #9430aefd
 def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool = True) -> SuiteScore:
-    "Detect on every scenario of `suite` (and pay the emission scenarios) under `rules`."
+    """Detect on every scenario of `suite` (and pay the emission scenarios) under `rules`.
+
+    Args:
+        rules (RuleSetUnderTest)
+        suite (list)
+        embed
+        emissions (bool, default True)
+    """
     sc = SuiteScore(rules.name)
     for s in suite:
         t0 = time.perf_counter(); f = rules.detect(s, embed); sc.detect_s += time.perf_counter() - t0; sc.sets += 1
@@ -577,7 +869,11 @@ def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool 
 
 # %% ../../nbs/63_sybil.ipynb #723c98fb
 def recall_table(scores: list) -> str:
-    "Recall and precision by edit level, honest groups and time, one block per rule set."
+    """Recall and precision by edit level, honest groups and time, one block per rule set.
+
+    Args:
+        scores (list)
+    """
     head = "rule set      metric     " + " ".join(f"{'exact' if k == 0 else f'{k:.0%}':>6}" for k in EDIT_LEVELS)
     lines = [head]
     for sc in scores:
@@ -590,7 +886,11 @@ def recall_table(scores: list) -> str:
     return "\n".join(lines)
 
 def share_table(scores: list) -> str:
-    "Emission share of a sybil group of g keys in sets of n, per rule set, with one key's fair share."
+    """Emission share of a sybil group of g keys in sets of n, per rule set, with one key's fair share.
+
+    Args:
+        scores (list)
+    """
     cols = sorted(scores[0].shares)
     lines = ["rule set      " + " ".join(f"{f'n{n} g{g}':>9}" for n, g in cols),
              "one answer   " + " ".join(f"{1 / (n - g + 1):9.3f}" for n, g in cols),

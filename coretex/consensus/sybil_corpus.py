@@ -29,12 +29,20 @@ class CorpusError(ValueError):
 def _fixture(name: str): return files("coretex.fixtures").joinpath(f"sybil/{name}")
 
 def load_corpus(name: str) -> dict:
-    "The hand-written corpus `name` ('tuning' or 'heldout') as {question id: question record with its answers}."
+    """The hand-written corpus `name` ('tuning' or 'heldout') as {question id: question record with its answers}.
+
+    Args:
+        name (str)
+    """
     if name not in CORPORA: raise CorpusError(f"corpus {name!r}: one of {CORPORA}")
     return {p["id"]: p for p in json.loads(gzip.decompress(_fixture(f"corpus-{name}.json.gz").read_bytes()))["prompts"]}
 
 def hand_paraphrases(name: str) -> dict:
-    "Paraphrases of answers of corpus `name`, written by hand the way an LLM paraphraser rewrites: {answer id: [paraphrase, ...]}."
+    """Paraphrases of answers of corpus `name`, written by hand the way an LLM paraphraser rewrites: {answer id: [paraphrase, ...]}.
+
+    Args:
+        name (str)
+    """
     if name not in CORPORA: raise CorpusError(f"corpus {name!r}: one of {CORPORA}")
     return json.loads(gzip.decompress(_fixture("paraphrases.json.gz").read_bytes()))["paraphrases"][name]
 
@@ -65,11 +73,23 @@ def _case(src: str, alt: str) -> str:
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #90c4350c
 def exact(src, rng, ctx):
-    "The source itself."
+    """The source itself.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     return src
 
 def reorder(src, rng, ctx):
-    "Sentences shuffled inside each prose line, top-level list items (with their sub-items) inside each list; code and headers stay."
+    """Sentences shuffled inside each prose line, top-level list items (with their sub-items) inside each list; code and headers stay.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     out, run, code = [], [], False
     bullet, sub = re.compile(r"^(?:[-*•+]|\d+[.)])\s+"), re.compile(r"^\s+(?:[-*•+]|\d+[.)])\s+")
     def flush():
@@ -94,18 +114,38 @@ def reorder(src, rng, ctx):
     return res
 
 def synonyms(src, rng, ctx, rate: float = 0.3):
-    "Table words swapped for a synonym at `rate`."
+    """Table words swapped for a synonym at `rate`.
+
+    Args:
+        src
+        rng
+        ctx
+        rate (float, default 0.3)
+    """
     return _words_map(src, lambda w: _case(w, rng.choice(SYNONYMS[w.lower()])) if w.lower() in SYNONYMS and rng.random() < rate else w)
 
 def filler(src, rng, ctx, rate: float = 0.15):
-    "Filler words before a share `rate` of the lower-case words, and a filler sentence at the start or the end."
+    """Filler words before a share `rate` of the lower-case words, and a filler sentence at the start or the end.
+
+    Args:
+        src
+        rng
+        ctx
+        rate (float, default 0.15)
+    """
     res = _words_map(src, lambda w: f"{rng.choice(_T['fillers'])} {w}" if rng.random() < rate and w.islower() else w)
     s = rng.choice(_T["filler_sentences"])
     return f"{s} {res}" if rng.random() < 0.5 and "\n" not in res else f"{res}\n\n{s}" if "\n" in res else f"{res} {s}"
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #f4dae418
 def numbers(src, rng, ctx):
-    "Number formats rewritten: digits and words swapped, thousands separators, % and degrees spelled out, ranges with 'to'."
+    """Number formats rewritten: digits and words swapped, thousands separators, % and degrees spelled out, ranges with 'to'.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     def num(m):
         t = m.group(0)
         if re.fullmatch(r"\d{1,3}(,\d{3})+", t): return t.replace(",", "")
@@ -119,7 +159,13 @@ def numbers(src, rng, ctx):
     return _words_map(res, lambda w: WORD_NUMBERS[w.lower()] if w.lower() in WORD_NUMBERS and rng.random() < 0.5 else w)
 
 def case_punct(src, rng, ctx):
-    "Case and punctuation changed: two of commas, semicolons, exclamation marks, quotes, capitals; lower-cased 60% of the time."
+    """Case and punctuation changed: two of commas, semicolons, exclamation marks, quotes, capitals; lower-cased 60% of the time.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     v = rng.sample(["commas", "semis", "bangs", "quotes", "title"], 2) + (["lower"] if rng.random() < 0.6 else [])
     res = src.lower() if "lower" in v else src
     if "commas" in v: res = re.sub(r",(?=\s)", "", res)
@@ -130,7 +176,13 @@ def case_punct(src, rng, ctx):
     return res
 
 def markdown(src, rng, ctx):
-    "Rendered the other way: markdown to plain prose, or prose to a headed bulleted list with bold lead words."
+    """Rendered the other way: markdown to plain prose, or prose to a headed bulleted list with bold lead words.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     if re.search(r"\*\*|^\s*(?:[-*]|\d+\.)\s|^#", src, re.M):
         return " ".join(u if u.endswith((".", "!", "?", ":")) else u + "." for u in units(src, 1))
     head, items = rng.choice(["## Answer", "### Summary", "**Key points:**", "## Overview"]), []
@@ -140,13 +192,25 @@ def markdown(src, rng, ctx):
     return head + "\n\n" + "\n".join(items)
 
 def truncate70(src, rng, ctx):
-    "The first 70% of the words, cut at a word boundary and closed with a full stop."
+    """The first 70% of the words, cut at a word boundary and closed with a full stop.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     ends = [m.end() for m in re.finditer(r"\S+", src)]
     cut = src[:ends[max(1, round(0.7 * len(ends))) - 1]].rstrip(" ,;:-")
     return cut if cut.endswith((".", "!", "?", "`")) else cut + "."
 
 def british(src, rng, ctx):
-    "American to British spelling and words (or back, for a British source), whichever changes more."
+    """American to British spelling and words (or back, for a British source), whichever changes more.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     uk = _words_map(src, lambda w: _case(w, US_UK[w.lower()]) if w.lower() in US_UK else w)
     us = _words_map(src, lambda w: _case(w, UK_US[w.lower()]) if w.lower() in UK_US else w)
     changed = lambda t: sum(a != b for a, b in zip(words(src), words(t)))
@@ -155,7 +219,13 @@ def british(src, rng, ctx):
 LIGHT = {"reorder": reorder, "synonyms": synonyms, "filler": filler, "numbers": numbers, "case_punct": case_punct, "markdown": markdown, "british": british}
 
 def stacked(src, rng, ctx):
-    "Three or four light edits in a row."
+    """Three or four light edits in a row.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     for k in rng.sample(sorted(LIGHT), rng.choice([3, 4])): src = LIGHT[k](src, rng, ctx)
     return src
 
@@ -181,12 +251,25 @@ def _uc(s: str) -> str: return s[:1].upper() + s[1:]
 def _keep_case(src: str, alt: str) -> str: return _uc(alt) if src[:1].isupper() else alt
 
 def swap_phrases(s: str, rng: random.Random, p: float) -> str:
-    "Table phrases (longest first) reworded, each with probability p."
+    """Table phrases (longest first) reworded, each with probability p.
+
+    Args:
+        s (str)
+        rng (random.Random)
+        p (float)
+    """
     for pat, alts in _PHRASES: s = pat.sub(lambda m: _keep_case(m.group(0), rng.choice(alts)) if rng.random() < p else m.group(0), s)
     return s
 
 def swap_words(s: str, rng: random.Random, p: float, protect: set) -> str:
-    "Table words swapped with probability p (never inside `code`, never a protected word), digits and number words too."
+    """Table words swapped with probability p (never inside `code`, never a protected word), digits and number words too.
+
+    Args:
+        s (str)
+        rng (random.Random)
+        p (float)
+        protect (set)
+    """
     out, pos = [], 0
     for m in re.finditer(r"`[^`]*`|[A-Za-z][A-Za-z'-]*|\d+", s):
         out.append(s[pos:m.start()]); pos = m.end(); w = m.group(0); lw = w.lower()
@@ -199,7 +282,12 @@ def swap_words(s: str, rng: random.Random, p: float, protect: set) -> str:
     return "".join(out) + s[pos:]
 
 def restructure(s: str, rng: random.Random) -> str:
-    "One clause-level rewrite of a sentence (reordered or split), when a rule matches."
+    """One clause-level rewrite of a sentence (reordered or split), when a rule matches.
+
+    Args:
+        s (str)
+        rng (random.Random)
+    """
     body, stop = (s[:-1], s[-1]) if s and s[-1] in ".!?" else (s, ".")
     rules = [(pat, alts) for pat, alts in _CLAUSES if pat.search(body)]
     if not rules: return s
@@ -209,12 +297,21 @@ def restructure(s: str, rng: random.Random) -> str:
     return _uc(rng.choice(alts).format(a=a, b=b, a_lc=_lc(a), A=_uc(a), B=_uc(b))) + stop
 
 def frame_sentence(s: str, rng: random.Random) -> str:
-    "The sentence inside a frame from the pool ('Put simply, ...', 'The key point is that ...')."
+    """The sentence inside a frame from the pool ('Put simply, ...', 'The key point is that ...').
+
+    Args:
+        s (str)
+        rng (random.Random)
+    """
     f = rng.choice(_T["frames"])
     return f.format(s=s, l=_lc(s)) if "{l}" in f else f.format(s=s, l=s)
 
 def aside(rng: random.Random) -> str:
-    "One generated filler sentence (12 x 10 x 10 x 12 combinations)."
+    """One generated filler sentence (12 x 10 x 10 x 12 combinations).
+
+    Args:
+        rng (random.Random)
+    """
     return " ".join(rng.choice(_T["aside"][k]) for k in "asvt")
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #abafc30d
@@ -234,7 +331,13 @@ def _protected(text: str) -> set:
            {w.lower() for w in re.findall(r"\b\w*\d\w*\b", text)}
 
 def paraphrase_once(text: str, rng: random.Random, strength: float) -> str:
-    "One draw of the rule paraphraser at `strength` (0 light, 1 heavy, up to 1.8 with asides)."
+    """One draw of the rule paraphraser at `strength` (0 light, 1 heavy, up to 1.8 with asides).
+
+    Args:
+        text (str)
+        rng (random.Random)
+        strength (float)
+    """
     protect, out = _protected(text), []
     for pc in _pieces(text):
         if pc[0] == "raw": out.append(pc[1]); continue
@@ -254,12 +357,24 @@ def paraphrase_once(text: str, rng: random.Random, strength: float) -> str:
     return res
 
 def jaccard(a: str, b: str) -> float:
-    "Word-multiset Jaccard of two texts."
+    """Word-multiset Jaccard of two texts.
+
+    Args:
+        a (str)
+        b (str)
+    """
     A, B = Counter(words(a)), Counter(words(b))
     return sum((A & B).values()) / max(1, sum((A | B).values()))
 
 def paraphrase(text: str, rng: random.Random, target: float = 0.40, tries: int = 40) -> tuple:
-    "(paraphrase, its Jaccard with `text`): ever stronger draws until the Jaccard is under `target` (else the lowest draw)."
+    """(paraphrase, its Jaccard with `text`): ever stronger draws until the Jaccard is under `target` (else the lowest draw).
+
+    Args:
+        text (str)
+        rng (random.Random)
+        target (float, default 0.4)
+        tries (int, default 40)
+    """
     best = None
     for t in range(tries):
         cand = paraphrase_once(text, rng, min(1.8, 0.2 + t * 0.05))
@@ -270,26 +385,56 @@ def paraphrase(text: str, rng: random.Random, target: float = 0.40, tries: int =
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #324c11ae
 def concat(src, rng, ctx):
-    "The source and a second full answer: a light rewrite of a spare answer of the question, appended (75%) or prepended."
+    """The source and a second full answer: a light rewrite of a spare answer of the question, appended (75%) or prepended.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     second = paraphrase_once(rng.choice(ctx["spare"]), rng, 0.3)
     return f"{src}\n\n{second}" if rng.random() < 0.75 else f"{second}\n\n{src}"
 
 def frame(src, rng, ctx):
-    "The source with a victim's answer (an honest miner of the same set) appended."
+    """The source with a victim's answer (an honest miner of the same set) appended.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     return f"{src}\n\n{ctx['victim']}"
 
 def rule_paraphrase(src, rng, ctx):
-    "The rule paraphraser's copy: word Jaccard with the source under 0.40 if any draw gets there."
+    """The rule paraphraser's copy: word Jaccard with the source under 0.40 if any draw gets there.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     return paraphrase(src, rng)[0]
 
 def para_hand(src, rng, ctx):
-    "The next unused hand-written paraphrase of the source."
+    """The next unused hand-written paraphrase of the source.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     return ctx["hand"].pop(0)
 
 _SHORT = [lambda t: t, lambda t: t.rstrip("."), lambda t: t.lower()]
 
 def short(src, rng, ctx):
-    "A short answer copied exactly, or without its full stop, or lower-cased."
+    """A short answer copied exactly, or without its full stop, or lower-cased.
+
+    Args:
+        src
+        rng
+        ctx
+    """
     return rng.choice(_SHORT)(src) if rng.random() < 0.5 else src
 
 ATTACKS = {"exact": exact, **LIGHT, "truncate70": truncate70, "stacked": stacked, "concat": concat, "paraphrase": rule_paraphrase,
@@ -303,7 +448,19 @@ SPREADS = ("own", "coldkey", "shared")
 
 @dataclass(frozen=True)
 class CorpusResponse:
-    "One miner's answer in a corpus set, with what the suite knows about it."
+    """One miner's answer in a corpus set, with what the suite knows about it.
+
+    Attributes:
+        miner (str)
+        text (str)
+        response_time_ms (float)
+        ip (str)
+        coldkey (str)
+        role (str): honest | sybil
+        kind (str): honest: the corpus kind; sybil: 'source' or the attack kind
+        answer (str): the corpus answer the text comes from (the source's, for copies)
+        writer (str, default '')
+    """
     miner: str
     text: str
     response_time_ms: float
@@ -320,7 +477,20 @@ class CorpusResponse:
 
 @dataclass(frozen=True)
 class Case:
-    "One challenge of a corpus suite: responses, the planted sybil group (source first) and the honest same-model clusters."
+    """One challenge of a corpus suite: responses, the planted sybil group (source first) and the honest same-model clusters.
+
+    Attributes:
+        name (str)
+        corpus (str)
+        question (str): question id
+        prompt (str)
+        category (str)
+        attack (str): an attack kind, 'honest' or 'honest_same_model'
+        spread (str)
+        responses (tuple)
+        groups (tuple, default ())
+        dups (tuple, default ())
+    """
     name: str
     corpus: str
     question: str        # question id
@@ -369,7 +539,16 @@ def _assemble(name: str, corpus: str, p: dict, attack: str, source: dict, copies
     return Case(name, corpus, p["id"], p["prompt"], p["category"], attack, spread, tuple(out), (tuple(m for _, m in sorted(group)),))
 
 def attack_case(corpus: str, p: dict, kind: str, rng: random.Random, spread: str, hand: dict) -> Case|None:
-    "One attack set of `kind` on question `p` (None when no answer of it can be the kind's source)."
+    """One attack set of `kind` on question `p` (None when no answer of it can be the kind's source).
+
+    Args:
+        corpus (str)
+        p (dict)
+        kind (str)
+        rng (random.Random)
+        spread (str)
+        hand (dict)
+    """
     pool = _pool(p)
     srcs = [a for a in pool if a["n_words"] < 8] if kind == "short" else [a for a in pool if _applies(kind, a, hand)]
     if not srcs: return None
@@ -385,7 +564,14 @@ def attack_case(corpus: str, p: dict, kind: str, rng: random.Random, spread: str
     return _assemble(f"{corpus}-{p['id']}-{kind}", corpus, p, kind, source, copies, honest, rng, spread)
 
 def honest_case(corpus: str, p: dict, rng: random.Random, same_model: bool) -> Case:
-    "Every honest answer of question `p`: the independent ones, or all of them with the same-model clusters recorded in `dups`."
+    """Every honest answer of question `p`: the independent ones, or all of them with the same-model clusters recorded in `dups`.
+
+    Args:
+        corpus (str)
+        p (dict)
+        rng (random.Random)
+        same_model (bool)
+    """
     answers = p["answers"] if same_model else _pool(p)
     rows = [(a["text"], a["kind"], a["id"], a["writer"]) for a in answers]
     rng.shuffle(rows)
@@ -401,7 +587,12 @@ def honest_case(corpus: str, p: dict, rng: random.Random, same_model: bool) -> C
     return Case(f"{corpus}-{p['id']}-{attack}", corpus, p["id"], p["prompt"], p["category"], attack, "own", out, (), dups)
 
 def corpus_suite(corpus: str, seed: int = 0) -> list:
-    "Every attack kind on every question it applies to (short answers three times), and the honest sets; deterministic in (corpus, seed)."
+    """Every attack kind on every question it applies to (short answers three times), and the honest sets; deterministic in (corpus, seed).
+
+    Args:
+        corpus (str)
+        seed (int, default 0)
+    """
     c, hand, out = load_corpus(corpus), hand_paraphrases(corpus), []
     for i, (pid, p) in enumerate(sorted(c.items())):
         rng = random.Random(f"{corpus}|{pid}|{seed}")

@@ -22,7 +22,13 @@ def _contained(A: np.ndarray, ok: np.ndarray) -> np.ndarray:
     return np.maximum(A, A.T)
 
 def pair_rows(cases: list, embed=None, detector: TextDetector = TextDetector()) -> list:
-    "One row per pair of answers in each case: its label, the answers, and the pair signals (MiniLM's too, given `embed`)."
+    """One row per pair of answers in each case: its label, the answers, and the pair signals (MiniLM's too, given `embed`).
+
+    Args:
+        cases (list)
+        embed (default None)
+        detector (TextDetector, default TextDetector())
+    """
     rows = []
     for c in cases:
         s = text_signals(c.texts)
@@ -50,7 +56,11 @@ def pair_rows(cases: list, embed=None, detector: TextDetector = TextDetector()) 
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #f449af59
 def honest_rows(rows: list) -> list:
-    "The distinct honest pairs among `rows` (each pair of answers once, however many sets hold it)."
+    """The distinct honest pairs among `rows` (each pair of answers once, however many sets hold it).
+
+    Args:
+        rows (list)
+    """
     seen, out = set(), []
     for r in rows:
         key = tuple(sorted((r["a"], r["b"])))
@@ -58,7 +68,11 @@ def honest_rows(rows: list) -> list:
     return out
 
 def margin_rules(detector: TextDetector = TextDetector()) -> list:
-    "(name, pair score, threshold) of each rule whose honest margin is reported."
+    """(name, pair score, threshold) of each rule whose honest margin is reported.
+
+    Args:
+        detector (TextDetector, default TextDetector())
+    """
     d = detector
     return [("coretex: overlap, >= 25 words", lambda r: r["J"] if r["shorter"] >= d.min_words else 0.0, d.overlap),
             ("coretex: containment by alignment", lambda r: r["A85"], d.contained),
@@ -67,7 +81,12 @@ def margin_rules(detector: TextDetector = TextDetector()) -> list:
             ("seed: MiniLM cosine", lambda r: r.get("S", float("nan")), 0.95)]
 
 def honest_margins(rows: list, detector: TextDetector = TextDetector()) -> list:
-    "Per rule: its threshold, the closest distinct honest pair, the margin, and how many honest pairs reach the threshold."
+    """Per rule: its threshold, the closest distinct honest pair, the margin, and how many honest pairs reach the threshold.
+
+    Args:
+        rows (list)
+        detector (TextDetector, default TextDetector())
+    """
     H, out = honest_rows(rows), []
     for name, score, th in margin_rules(detector):
         v = np.array([score(r) for r in H])
@@ -78,7 +97,11 @@ def honest_margins(rows: list, detector: TextDetector = TextDetector()) -> list:
     return out
 
 def margin_table(margins: list) -> str:
-    "`honest_margins` as text."
+    """`honest_margins` as text.
+
+    Args:
+        margins (list)
+    """
     return "\n".join(f"{m['rule']:<36} threshold {m['threshold']:.2f}  honest max {m['honest_max']:.3f} ({m['pair']}, {m['words']} words)  "
                      f"margin {m['margin']:+.3f}  at or above {m['at_or_above']} of {m['pairs']}" for m in margins)
 
@@ -86,7 +109,13 @@ def margin_table(margins: list) -> str:
 def _pairs_of(groups) -> set: return {frozenset((a, b)) for g in groups for i, a in enumerate(g) for b in g[i + 1:]}
 
 def score_cases(cases: list, rules: tuple, embed) -> tuple:
-    "({rule: {kind: Counter}}, {rule: {case: [found, false]}}) for the rule sets `rules` over `cases`."
+    """({rule: {kind: Counter}}, {rule: {case: [found, false]}}) for the rule sets `rules` over `cases`.
+
+    Args:
+        cases (list)
+        rules (tuple)
+        embed
+    """
     scores, per_set = {}, {}
     for rule in rules:
         by, sets = defaultdict(Counter), {}
@@ -106,7 +135,12 @@ def score_cases(cases: list, rules: tuple, embed) -> tuple:
     return scores, per_set
 
 def pooled(by_kind: dict, kinds) -> tuple:
-    "(recall, precision, true, found, false) over the attack kinds `kinds` of one rule set's counts."
+    """(recall, precision, true, found, false) over the attack kinds `kinds` of one rule set's counts.
+
+    Args:
+        by_kind (dict)
+        kinds
+    """
     t, f, x = (sum(by_kind[k][n] for k in kinds if k in by_kind) for n in ("true", "found", "false"))
     return f / t if t else float("nan"), f / (f + x) if f + x else float("nan"), t, f, x
 
@@ -114,7 +148,11 @@ def pooled(by_kind: dict, kinds) -> tuple:
 SEPARABLE = tuple(k for k in KIND_ORDER if k not in INSEPARABLE)
 
 def kind_table(scores: dict) -> str:
-    "Per attack kind, recall and precision of each rule set; then the pools, the honest sets and the time per set."
+    """Per attack kind, recall and precision of each rule set; then the pools, the honest sets and the time per set.
+
+    Args:
+        scores (dict)
+    """
     rules = list(scores)
     first = scores[rules[0]]
     lines = [f"{'kind':<12}{'sets':>5}{'pairs':>6} | " + " | ".join(f"{r:^17}" for r in rules),
@@ -137,7 +175,11 @@ SIGNALS = {"J": "word Jaccard", "C": "word containment", "A85": "units aligned i
            "S": "MiniLM answer cosine", "CS": "MiniLM mean best unit cosine (contained)", "CA": "MiniLM units aligned at 0.80 (contained)"}
 
 def signal_classes(rows: list) -> dict:
-    "{class name: its pairs}: distinct honest pairs by the shorter answer's length, same-model pairs, and each attack kind's source-copy pairs."
+    """{class name: its pairs}: distinct honest pairs by the shorter answer's length, same-model pairs, and each attack kind's source-copy pairs.
+
+    Args:
+        rows (list)
+    """
     H = honest_rows(rows)
     out = {"honest, >= 25 words": [r for r in H if r["shorter"] >= 25], "honest, 8-24 words": [r for r in H if 8 <= r["shorter"] < 25],
            "honest, < 8 words": [r for r in H if r["shorter"] < 8],
@@ -146,7 +188,12 @@ def signal_classes(rows: list) -> dict:
     return out | {f"attack {k}": [r for r in rows if r["label"] == "true_src" and r["attack"] == k] for k in KIND_ORDER}
 
 def signal_table(rows: list, signals=tuple(SIGNALS)) -> dict:
-    "{class: {'pairs': n, signal: [median, 99th percentile, max] (honest) or [10th percentile, median] (attacks)}} for the signals `rows` carry."
+    """{class: {'pairs': n, signal: [median, 99th percentile, max] (honest) or [10th percentile, median] (attacks)}} for the signals `rows` carry.
+
+    Args:
+        rows (list)
+        signals (default tuple(SIGNALS))
+    """
     out = {}
     for name, rs in signal_classes(rows).items():
         if not rs: continue
@@ -159,7 +206,11 @@ def signal_table(rows: list, signals=tuple(SIGNALS)) -> dict:
     return out
 
 def format_signals(table: dict) -> str:
-    "The signal table as text, one row per class."
+    """The signal table as text, one row per class.
+
+    Args:
+        table (dict)
+    """
     sigs = [s for s in SIGNALS if any(s in v for v in table.values())]
     lines = [f"{'class':<28}{'pairs':>6} " + " ".join(f"{s:>15}" for s in sigs)]
     for name, v in table.items():
@@ -172,7 +223,13 @@ def _share(paid: dict, members) -> float:
     return sum(paid[m] for m in members) / tot if tot else 0.0
 
 def policy_rows(cases: list, embed, detector: TextDetector = TextDetector()) -> dict:
-    "Emission shares under duplicates='each' and 'one' (and 'one' with short duplicates too) for same-model clusters, honest short answers and sybil groups."
+    """Emission shares under duplicates='each' and 'one' (and 'one' with short duplicates too) for same-model clusters, honest short answers and sybil groups.
+
+    Args:
+        cases (list)
+        embed
+        detector (TextDetector, default TextDetector())
+    """
     short_too = replace(detector, exact_min_words=1)
     out = {"same_model": [], "short_answers": [], "attacks": defaultdict(lambda: defaultdict(list))}
     for c in cases:
@@ -201,7 +258,11 @@ def policy_rows(cases: list, embed, detector: TextDetector = TextDetector()) -> 
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #9271915b
 def policy_table(p: dict) -> str:
-    "`policy_rows`' measurements as text: shares of the set with duplicates paid each, as one, and as one with short duplicates too."
+    """`policy_rows`' measurements as text: shares of the set with duplicates paid each, as one, and as one with short duplicates too.
+
+    Args:
+        p (dict)
+    """
     mean = lambda rs, f: float(np.mean([f(r) for r in rs]))
     lines = [f"{'honest same-model clusters':<30}{'clusters':>9}{'grouped':>8}{'k/n':>7}{'one answer':>11}{'each':>7}{'one':>7}{'short too':>10}"]
     for name, sel in (("temperature 0, >= 8 words", lambda r: r["t0"] and not r["short"]), ("temperature 0, < 8 words", lambda r: r["short"]),

@@ -21,7 +21,11 @@ FAMILIES = {"gpt-4o": "gpt", "gpt-4o-mini": "gpt", "llama": "llama", "mistral": 
             "command-r": "misc", "human-forum": "human-casual", "human-student": "human-casual", "human-quiz": "misc"}
 
 def family(writer: str) -> str:
-    "The writer family (one honest miner of a campaign) a corpus writer belongs to."
+    """The writer family (one honest miner of a campaign) a corpus writer belongs to.
+
+    Args:
+        writer (str)
+    """
     w = writer.split("@")[0]
     for k in sorted(FAMILIES, key=len, reverse=True):
         if w == k or w.startswith(k): return FAMILIES[k]
@@ -29,7 +33,17 @@ def family(writer: str) -> str:
 
 @dataclass(frozen=True)
 class Round:
-    "One challenge of a campaign: who answered, what, when (ms), from where."
+    """One challenge of a campaign: who answered, what, when (ms), from where.
+
+    Attributes:
+        question (str)
+        miners (tuple)
+        texts (tuple)
+        times (tuple)
+        ips (tuple)
+        coldkeys (tuple)
+        roles (tuple): honest | twin | sybil
+    """
     question: str
     miners: tuple
     texts: tuple
@@ -40,7 +54,17 @@ class Round:
 
 @dataclass(frozen=True)
 class Campaign:
-    "A campaign's rounds and its ground truth."
+    """A campaign's rounds and its ground truth.
+
+    Attributes:
+        rounds (tuple)
+        miners (tuple): every miner id
+        group (tuple): the operator's keys, source first
+        twins (tuple): (original, twin) pairs of honest miners on one model
+        attack (str)
+        jitter_ms (int)
+        spread (str)
+    """
     rounds: tuple
     miners: tuple            # every miner id
     group: tuple             # the operator's keys, source first
@@ -68,7 +92,19 @@ def build_campaign(corpus: str,            # 'tuning' or 'heldout'
                    twins: int = 2,         # honest twin pairs
                    rho_api: float = 0.0,   # correlation of a twin's time noise with its original's
                    operator_family: str = "gemma") -> Campaign:
-    "One campaign over every question of `corpus` whose answers suit `attack`; deterministic in its arguments."
+    """One campaign over every question of `corpus` whose answers suit `attack`; deterministic in its arguments.
+
+    Args:
+        corpus (str): 'tuning' or 'heldout'
+        attack (str): the operator's attack kind (sybil_corpus.ATTACKS)
+        g (int, default 4): the operator's keys
+        seed (int, default 0)
+        jitter_ms (int, default 0): each copy waits U(0, jitter_ms) more before it is sent
+        spread (str, default 'own'): own | coldkey | shared
+        twins (int, default 2): honest twin pairs
+        rho_api (float, default 0.0): correlation of a twin's time noise with its original's
+        operator_family (str, default 'gemma')
+    """
     rng = random.Random(f"campaign|{corpus}|{attack}|{g}|{seed}|{jitter_ms}|{spread}")
     c, hand = load_corpus(corpus), hand_paraphrases(corpus)
     fams = sorted({family(a["writer"]) for p in c.values() for a in p["answers"]} - {operator_family})
@@ -114,7 +150,13 @@ def build_campaign(corpus: str,            # 'tuning' or 'heldout'
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #06920cbd
 def entity_pairs(ips: list, coldkeys: list, min_group: int = 2) -> np.ndarray:
-    "Boolean matrix: same IP group, or (outside IP groups) same coldkey group, of at least `min_group` miners: 1.2.8's entity grouping."
+    """Boolean matrix: same IP group, or (outside IP groups) same coldkey group, of at least `min_group` miners: 1.2.8's entity grouping.
+
+    Args:
+        ips (list)
+        coldkeys (list)
+        min_group (int, default 2)
+    """
     valid = [bool(ip) and ip not in ("0", "0.0.0.0") for ip in ips]
     n_ip = {ip: sum(v and x == ip for x, v in zip(ips, valid)) for ip in ips}
     by_ip = np.array([v and n_ip[ip] >= min_group for ip, v in zip(ips, valid)])
@@ -127,12 +169,21 @@ def entity_pairs(ips: list, coldkeys: list, min_group: int = 2) -> np.ndarray:
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #24909666
 def residual_log_times(T: np.ndarray) -> np.ndarray:
-    "log response times minus each round's median (rounds x miners; NaN where a miner did not answer)."
+    """log response times minus each round's median (rounds x miners; NaN where a miner did not answer).
+
+    Args:
+        T (np.ndarray)
+    """
     L = np.log(T)
     return L - np.nanmedian(L, axis=1, keepdims=True)
 
 def time_correlation(R: np.ndarray, min_rounds: int = 6) -> np.ndarray:
-    "Pearson correlation across rounds of two miners' residual log times (NaN with fewer than `min_rounds` shared rounds)."
+    """Pearson correlation across rounds of two miners' residual log times (NaN with fewer than `min_rounds` shared rounds).
+
+    Args:
+        R (np.ndarray)
+        min_rounds (int, default 6)
+    """
     m = R.shape[1]
     out = np.full((m, m), np.nan)
     for i in range(m):
@@ -143,7 +194,11 @@ def time_correlation(R: np.ndarray, min_rounds: int = 6) -> np.ndarray:
     return out
 
 def pair_percentiles(X: np.ndarray) -> np.ndarray:
-    "Each pair's percentile (0 to 1) among all pairs of X's upper triangle, ties sharing their average rank."
+    """Each pair's percentile (0 to 1) among all pairs of X's upper triangle, ties sharing their average rank.
+
+    Args:
+        X (np.ndarray)
+    """
     iu = np.triu_indices(len(X), 1)
     v, s = X[iu], np.sort(X[iu])
     rank = (np.searchsorted(s, v, "left") + np.searchsorted(s, v, "right") - 1) / 2
@@ -153,7 +208,13 @@ def pair_percentiles(X: np.ndarray) -> np.ndarray:
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #3285740c
 def campaign_evidence(camp: Campaign, detector: TextDetector = TextDetector(), text: bool = True) -> list:
-    "Per pair of miners: label (sybil | twin | mixed | honest), shared rounds, text share, persistence, time correlation, entity."
+    """Per pair of miners: label (sybil | twin | mixed | honest), shared rounds, text share, persistence, time correlation, entity.
+
+    Args:
+        camp (Campaign)
+        detector (TextDetector, default TextDetector())
+        text (bool, default True)
+    """
     idx = {m: k for k, m in enumerate(camp.miners)}
     T = np.full((len(camp.rounds), len(camp.miners)), np.nan)
     per = {}
@@ -179,7 +240,13 @@ def campaign_evidence(camp: Campaign, detector: TextDetector = TextDetector(), t
 # %% ../../nbs/63c_sybil_rounds.ipynb #8905916e
 @dataclass(frozen=True)
 class RoundRules:
-    "Thresholds of the evidence across rounds (chosen on the tuning corpus's campaigns)."
+    """Thresholds of the evidence across rounds (chosen on the tuning corpus's campaigns).
+
+    Attributes:
+        timing (float, default 0.891): Pearson correlation of residual log response times
+        persistence (float, default 0.952): mean per-round percentile of the pair's word overlap
+        min_rounds (int, default 8): pairs seen together less often are not judged
+    """
     timing: float = 0.891          # Pearson correlation of residual log response times
     persistence: float = 0.952     # mean per-round percentile of the pair's word overlap
     min_rounds: int = 8            # pairs seen together less often are not judged
@@ -187,19 +254,37 @@ class RoundRules:
 SETTINGS = tuple((a, j) for a in ("exact", "stacked", "concat", "paraphrase", "para_hand", "short") for j in (0, 3000, 10000))
 
 def campaigns_evidence(corpus: str, seeds: int = 2, text: bool = True, settings: tuple = SETTINGS) -> list:
-    "Evidence rows of every campaign setting x seed on `corpus` (odd seeds: twins share a hosted API, noise correlated at 0.5)."
+    """Evidence rows of every campaign setting x seed on `corpus` (odd seeds: twins share a hosted API, noise correlated at 0.5).
+
+    Args:
+        corpus (str)
+        seeds (int, default 2)
+        text (bool, default True)
+        settings (tuple, default SETTINGS)
+    """
     return [r for a, j in settings for s in range(seeds)
             for r in campaign_evidence(build_campaign(corpus, a, seed=s, jitter_ms=j, rho_api=0.5 if s % 2 else 0.0), text=text)]
 
 def calibrate(rows: list, margin: float = 0.02, min_rounds: int = 8) -> RoundRules:
-    "Thresholds just above every honest pair (persistence) and every honest or twin pair (timing) of `rows`."
+    """Thresholds just above every honest pair (persistence) and every honest or twin pair (timing) of `rows`.
+
+    Args:
+        rows (list)
+        margin (float, default 0.02)
+        min_rounds (int, default 8)
+    """
     judged = [r for r in rows if r["rounds"] >= min_rounds]
     rho = [r["rho"] for r in judged if r["label"] in ("honest", "twin") and not math.isnan(r["rho"])]
     return RoundRules(round(max(rho) + margin, 3), round(max(r["persistence"] for r in judged if r["label"] == "honest") + margin, 3), min_rounds)
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #2297fa9a
 def evidence_table(rows: list, rules: RoundRules = RoundRules()) -> str:
-    "Per (attack, jitter): what share of the sybil pairs each signal catches, and how many honest and twin pairs it flags."
+    """Per (attack, jitter): what share of the sybil pairs each signal catches, and how many honest and twin pairs it flags.
+
+    Args:
+        rows (list)
+        rules (RoundRules, default RoundRules())
+    """
     judged = [r for r in rows if r["rounds"] >= rules.min_rounds]
     P, R = (lambda r: r["persistence"] >= rules.persistence), (lambda r: r["rho"] >= rules.timing)
     mean = lambda rs, f: float(np.mean([f(r) for r in rs])) if rs else float("nan")
@@ -216,7 +301,14 @@ def evidence_table(rows: list, rules: RoundRules = RoundRules()) -> str:
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #25fc21b4
 def jitter_cost(jitter_ms: float, n: int = 12, trials: int = 2000, seed: int = 0) -> float:
-    "A copy's speed pay, sent U(50, 300) + U(0, jitter_ms) ms after its source, over an honest miner's, in sets of n (base_emissions)."
+    """A copy's speed pay, sent U(50, 300) + U(0, jitter_ms) ms after its source, over an honest miner's, in sets of n (base_emissions).
+
+    Args:
+        jitter_ms (float)
+        n (int, default 12)
+        trials (int, default 2000)
+        seed (int, default 0)
+    """
     rng = random.Random(seed)
     copy, honest = [], []
     for _ in range(trials):
@@ -229,5 +321,11 @@ def jitter_cost(jitter_ms: float, n: int = 12, trials: int = 2000, seed: int = 0
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #07d6181b
 def corroborated(rows: list, rules: RoundRules = RoundRules(), text_share: float = 0.5) -> list:
-    "The pairs a sybil penalty may rest on: paired by text in >= `text_share` of their rounds, and one entity or timing-correlated."
+    """The pairs a sybil penalty may rest on: paired by text in >= `text_share` of their rounds, and one entity or timing-correlated.
+
+    Args:
+        rows (list)
+        rules (RoundRules, default RoundRules())
+        text_share (float, default 0.5)
+    """
     return [r for r in rows if r["rounds"] >= rules.min_rounds and r["text"] >= text_share and (r["entity"] or r["rho"] >= rules.timing)]

@@ -28,7 +28,11 @@ STATE_ADVANCED_SIG = ("CoreTexStateAdvanced(uint64,uint64,address,bytes32,bytes3
 EPOCH_FINALIZED_SIG = "CoreTexEpochFinalized(uint64,bytes32,bytes32,bytes32,bytes32,bytes32,bytes32,bytes32,bytes32)"
 
 def event_topic(signature: str) -> str:
-    "topic 0 of an event: keccak256 of its type-only signature, as lowercase 0x hex."
+    """topic 0 of an event: keccak256 of its type-only signature, as lowercase 0x hex.
+
+    Args:
+        signature (str)
+    """
     return to_hex(keccak256(signature.encode("ascii")))
 
 REGISTRY_EVENT_TOPICS = {"CoreTexStateAdvanced": event_topic(STATE_ADVANCED_SIG),
@@ -47,7 +51,11 @@ class LogDecodeError(ValueError):
 _BIGINT = re.compile(r"[+-]?[0-9]+|0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+")
 
 def js_bigint(text) -> int:
-    "An integer as JavaScript's BigInt(string) reads it: trimmed, decimal unless 0x/0o/0b, '' is 0."
+    """An integer as JavaScript's BigInt(string) reads it: trimmed, decimal unless 0x/0o/0b, '' is 0.
+
+    Args:
+        text
+    """
     t = ("0x0" if text is None else str(text)).strip()
     if t == "": return 0
     if not _BIGINT.fullmatch(t): raise LogDecodeError(f"cannot convert {str(text)[:24]!r} to an integer")
@@ -55,34 +63,67 @@ def js_bigint(text) -> int:
 
 # %% ../../nbs/47_registry.ipynb #a90aa472
 def topic(log: dict, i: int):
-    "Topic `i` of a log, or None when it has fewer topics."
+    """Topic `i` of a log, or None when it has fewer topics.
+
+    Args:
+        log (dict)
+        i (int)
+    """
     topics = log.get("topics") or []
     return topics[i] if i < len(topics) else None
 
 def same_hex(a, b: str) -> bool:
-    "Whether two hex strings are equal ignoring case (a missing `a` is '')."
+    """Whether two hex strings are equal ignoring case (a missing `a` is '').
+
+    Args:
+        a
+        b (str)
+    """
     return (a or "").lower() == b.lower()
 
 def topic_address(t) -> str:
-    "The address in an indexed topic: the last 40 characters, lowercased (a short topic gives a short address)."
+    """The address in an indexed topic: the last 40 characters, lowercased (a short topic gives a short address).
+
+    Args:
+        t
+    """
     h = "0x" + "00" * 32 if t is None else t
     return "0x" + h.removeprefix("0x")[-40:].lower()
 
 # %% ../../nbs/47_registry.ipynb #cb769786
 def log_data(log: dict) -> bytes:
-    "A log's data as bytes, read like the reference's hexToBytes (odd length is a ValueError)."
+    """A log's data as bytes, read like the reference's hexToBytes (odd length is a ValueError).
+
+    Args:
+        log (dict)
+    """
     return js_hex_to_bytes(log.get("data") or "")
 
 def word_hex(d: bytes, i: int) -> str:
-    "Data word `i` as lowercase hex; short (maybe '0x') where the data ends."
+    """Data word `i` as lowercase hex; short (maybe '0x') where the data ends.
+
+    Args:
+        d (bytes)
+        i (int)
+    """
     return to_hex(d[32 * i:32 * i + 32])
 
 def number_at(d: bytes, at: int) -> int:
-    "The 32-byte big-endian number at byte `at`; bytes past the end count as zero in their positions."
+    """The 32-byte big-endian number at byte `at`; bytes past the end count as zero in their positions.
+
+    Args:
+        d (bytes)
+        at (int)
+    """
     return int.from_bytes(d[at:at + 32].ljust(32, b"\0"), "big") if at < len(d) else 0
 
 def dynamic_bytes(d: bytes, off: int) -> bytes:
-    "The ABI `bytes` whose length word is at byte `off`, clamped to the data."
+    """The ABI `bytes` whose length word is at byte `off`, clamped to the data.
+
+    Args:
+        d (bytes)
+        off (int)
+    """
     return d[off + 32:off + 32 + number_at(d, off)]
 
 # %% ../../nbs/47_registry.ipynb #17f3b4b9
@@ -90,21 +131,34 @@ _HEX32 = re.compile(r"0x[0-9a-f]{64}")
 _HEXDATA = re.compile(r"0x(?:[0-9a-f]{2})*")
 
 def strict_topics(log: dict, n: int) -> list:
-    "The log's topics as ints, refusing anything but exactly `n` 0x-prefixed 32-byte words."
+    """The log's topics as ints, refusing anything but exactly `n` 0x-prefixed 32-byte words.
+
+    Args:
+        log (dict)
+        n (int)
+    """
     topics = log.get("topics") or []
     if len(topics) != n or not all(isinstance(t, str) and _HEX32.fullmatch(t.lower()) for t in topics):
         raise LogDecodeError(f"expected {n} 32-byte hex topics, got {topics!r:.120}")
     return [int(t, 16) for t in topics]
 
 def strict_data(log: dict) -> bytes:
-    "The log's data, refusing anything but 0x-prefixed whole-byte hex."
+    """The log's data, refusing anything but 0x-prefixed whole-byte hex.
+
+    Args:
+        log (dict)
+    """
     data = log.get("data")
     if not isinstance(data, str) or not _HEXDATA.fullmatch(data.lower()):
         raise LogDecodeError(f"data is not 0x-prefixed hex: {str(data)[:40]!r}")
     return bytes.fromhex(data[2:])
 
 def strict_advanced_data(d: bytes) -> bytes:
-    "The patch bytes of canonical CoreTexStateAdvanced data (offset 0x140, exact padded length), or LogDecodeError."
+    """The patch bytes of canonical CoreTexStateAdvanced data (offset 0x140, exact padded length), or LogDecodeError.
+
+    Args:
+        d (bytes)
+    """
     if len(d) < 352 or number_at(d, 288) != 320: raise LogDecodeError("advance data: head is not 10 words with offset 0x140")
     n = number_at(d, 320)
     if len(d) != 352 + -(-n // 32) * 32: raise LogDecodeError(f"advance data: {len(d)} bytes do not hold {n} padded patch bytes")
@@ -113,7 +167,12 @@ def strict_advanced_data(d: bytes) -> bytes:
 
 # %% ../../nbs/47_registry.ipynb #39069c40
 def decode_state_advanced_log(log: dict, strict: bool = False) -> dict|None:
-    "The CoreTexStateAdvanced event in `log` (None for another topic); lenient like the reference unless `strict`."
+    """The CoreTexStateAdvanced event in `log` (None for another topic); lenient like the reference unless `strict`.
+
+    Args:
+        log (dict)
+        strict (bool, default False)
+    """
     if not same_hex(topic(log, 0), REGISTRY_EVENT_TOPICS["CoreTexStateAdvanced"]): return None
     if strict:
         _, epoch, index, miner = strict_topics(log, 4)
@@ -130,7 +189,12 @@ def decode_state_advanced_log(log: dict, strict: bool = False) -> dict|None:
             "compact_patch_bytes": patch}
 
 def decode_epoch_finalized_log(log: dict, strict: bool = False) -> dict|None:
-    "The CoreTexEpochFinalized event in `log` (None for another topic); lenient like the reference unless `strict`."
+    """The CoreTexEpochFinalized event in `log` (None for another topic); lenient like the reference unless `strict`.
+
+    Args:
+        log (dict)
+        strict (bool, default False)
+    """
     if not same_hex(topic(log, 0), REGISTRY_EVENT_TOPICS["CoreTexEpochFinalized"]): return None
     if strict:
         _, epoch = strict_topics(log, 2); d = strict_data(log)
@@ -141,46 +205,98 @@ def decode_epoch_finalized_log(log: dict, strict: bool = False) -> dict|None:
 
 # %% ../../nbs/47_registry.ipynb #10f4e246
 def abi_word(v) -> bytes:
-    "One ABI word: an int big-endian, or 32 bytes (as bytes or 0x hex)."
+    """One ABI word: an int big-endian, or 32 bytes (as bytes or 0x hex).
+
+    Args:
+        v
+    """
     if isinstance(v, int): return v.to_bytes(32, "big")
     return from_hex(v, 32, "word") if isinstance(v, str) else bytes(v).rjust(32, b"\0")
 
 def state_advanced_data(e: dict) -> bytes:
-    "The ABI data of a CoreTexStateAdvanced event: seven words, credits, word count, offset 0x140, the padded bytes."
+    """The ABI data of a CoreTexStateAdvanced event: seven words, credits, word count, offset 0x140, the padded bytes.
+
+    Args:
+        e (dict)
+    """
     raw = bytes(e["compact_patch_bytes"])
     head = [e[k] for k in ADVANCED_WORDS] + [e["improvement_credits"], e["word_count"], 0x140, len(raw)]
     return b"".join(map(abi_word, head)) + raw + bytes(-len(raw) % 32)
 
 def epoch_finalized_data(e: dict) -> bytes:
-    "The ABI data of a CoreTexEpochFinalized event: its eight words."
+    """The ABI data of a CoreTexEpochFinalized event: its eight words.
+
+    Args:
+        e (dict)
+    """
     return b"".join(abi_word(e[k]) for k in FINALIZED_WORDS)
 
 # %% ../../nbs/47_registry.ipynb #30f39ec0
 def registry_log(topics: list, data: bytes, address: str, block: int, log_index: int) -> dict:
-    "A log object as eth_getLogs returns it (the transaction hash made up from the block and index)."
+    """A log object as eth_getLogs returns it (the transaction hash made up from the block and index).
+
+    Args:
+        topics (list)
+        data (bytes)
+        address (str)
+        block (int)
+        log_index (int)
+    """
     tx = keccak256(b"coretex registry log", block.to_bytes(8, "big"), log_index.to_bytes(4, "big"))
     return {"address": address.lower(), "topics": [t if isinstance(t, str) else to_hex(abi_word(t)) for t in topics],
             "data": to_hex(data), "blockNumber": hex(block), "transactionHash": to_hex(tx), "logIndex": hex(log_index)}
 
 def state_advanced_log(e: dict, address: str, block: int, log_index: int = 0) -> dict:
-    "The log of an advance (a dict with the decoder's keys)."
+    """The log of an advance (a dict with the decoder's keys).
+
+    Args:
+        e (dict)
+        address (str)
+        block (int)
+        log_index (int, default 0)
+    """
     topics = [REGISTRY_EVENT_TOPICS["CoreTexStateAdvanced"], e["epoch"], e["transition_index"], int(e["miner"], 16)]
     return registry_log(topics, state_advanced_data(e), address, block, log_index)
 
 def epoch_finalized_log(e: dict, address: str, block: int, log_index: int = 0) -> dict:
-    "The log of a finalization (a dict with the decoder's keys)."
+    """The log of a finalization (a dict with the decoder's keys).
+
+    Args:
+        e (dict)
+        address (str)
+        block (int)
+        log_index (int, default 0)
+    """
     return registry_log([REGISTRY_EVENT_TOPICS["CoreTexEpochFinalized"], e["epoch"]], epoch_finalized_data(e), address, block, log_index)
 
 # %% ../../nbs/47_registry.ipynb #9c81be9a
 @dataclass(frozen=True)
 class ReplayResult:
-    "What a replay answers: ok, the reference's code and message, transitions, and the two final roots."
+    """What a replay answers: ok, the reference's code and message, transitions, and the two final roots.
+
+    Attributes:
+        ok (bool)
+        code (str | None, default None)
+        message (str | None, default None)
+        transitions (int, default 0)
+        reproduced_final_root (str | None, default None)
+        on_chain_final_root (str | None, default None)
+        epoch (int | None, default None): strict only: where it failed
+        transition_index (int | None, default None): strict only: where it failed
+    """
     ok: bool; code: str|None = None; message: str|None = None; transitions: int = 0
     reproduced_final_root: str|None = None; on_chain_final_root: str|None = None
     epoch: int|None = None; transition_index: int|None = None   # strict only: where it failed
 
 def failed(code: str, message: str, transitions: int, **kw) -> ReplayResult:
-    "A failed replay."
+    """A failed replay.
+
+    Args:
+        code (str)
+        message (str)
+        transitions (int)
+        **kw
+    """
     return ReplayResult(False, code, message, transitions, **kw)
 
 # %% ../../nbs/47_registry.ipynb #6bb5332a
@@ -192,22 +308,46 @@ FINALIZED_PINS = tuple(k for k, _ in PIN_CODES)
 
 @dataclass(frozen=True)
 class Pins:
-    "The expected pins: flat (one set for every epoch) and an optional per-epoch lookup."
+    """The expected pins: flat (one set for every epoch) and an optional per-epoch lookup.
+
+    Attributes:
+        flat (dict)
+        per_epoch (object, default None): callable epoch -> dict | None
+    """
     flat: dict
     per_epoch: object = None   # callable epoch -> dict | None
     def for_epoch(self, epoch: int, strict: bool = False) -> dict:
-        "The reference: a per-epoch entry (even {}) replaces the flat pins; strict: it overrides them field by field."
+        """The reference: a per-epoch entry (even {}) replaces the flat pins; strict: it overrides them field by field.
+
+        Args:
+            epoch (int)
+            strict (bool, default False)
+        """
         entry = self.per_epoch(epoch) if self.per_epoch is not None else None
         if entry is None: return self.flat
         return {**self.flat, **{k: v for k, v in entry.items() if v}} if strict else entry
 
 def make_pins(bundle, corpus, frontier, baseline, per_epoch) -> Pins:
-    "Pins from replay_registry_logs' keyword arguments (expected_bundle_hash is the core-version pin)."
+    """Pins from replay_registry_logs' keyword arguments (expected_bundle_hash is the core-version pin).
+
+    Args:
+        bundle
+        corpus
+        frontier
+        baseline
+        per_epoch
+    """
     flat = dict(zip(FINALIZED_PINS, (bundle, corpus, frontier, baseline)))
     return Pins({k: v for k, v in flat.items() if v}, per_epoch)
 
 def pin_mismatch(event: dict, pins: dict, names) -> tuple|None:
-    "(code, message) of the first pin in `names` that `pins` sets and `event` differs from, or None."
+    """(code, message) of the first pin in `names` that `pins` sets and `event` differs from, or None.
+
+    Args:
+        event (dict)
+        pins (dict)
+        names
+    """
     for name, code in PIN_CODES:
         want = pins.get(name)
         if name in names and want and not same_hex(event[name], want):
@@ -216,27 +356,50 @@ def pin_mismatch(event: dict, pins: dict, names) -> tuple|None:
 
 # %% ../../nbs/47_registry.ipynb #be61843e
 def patch_write_faults(parent: ParentState, writes: dict) -> dict:
-    "The child state's cell faults, updated from the parent's along the written cells."
+    """The child state's cell faults, updated from the parent's along the written cells.
+
+    Args:
+        parent (ParentState)
+        writes (dict)
+    """
     faults = {i: f for i, f in parent.faults.items() if i not in writes}
     faults.update((i, f) for i, w in writes.items() if (f := cell_fault(i, w)))
     return faults
 
 def child_state(parent: ParentState, writes: dict) -> ParentState:
-    "The state after `writes`, its Merkle levels and faults updated along the written paths only."
+    """The state after `writes`, its Merkle levels and faults updated along the written paths only.
+
+    Args:
+        parent (ParentState)
+        writes (dict)
+    """
     words = list(parent.words)
     for i, w in writes.items(): words[i] = w
     return ParentState(tuple(words), updated_levels(parent.levels, writes), patch_write_faults(parent, writes))
 
 # %% ../../nbs/47_registry.ipynb #570bfa6c
 def decode_for_apply(raw: bytes, strict: bool):
-    "The decoded patch; undecodable bytes raise (the reference) or come back as the PatchError (strict)."
+    """The decoded patch; undecodable bytes raise (the reference) or come back as the PatchError (strict).
+
+    Args:
+        raw (bytes)
+        strict (bool)
+    """
     try: return decode_patch(raw)
     except PatchError as e:
         if strict: return e
         raise
 
 def advance_failure(adv: dict, state: ParentState, pins: dict, pipeline: str, strict: bool):
-    "(code, message) if `adv` does not follow from `state`, else the child ParentState (checks b-g, in order)."
+    """(code, message) if `adv` does not follow from `state`, else the child ParentState (checks b-g, in order).
+
+    Args:
+        adv (dict)
+        state (ParentState)
+        pins (dict)
+        pipeline (str)
+        strict (bool)
+    """
     miss = pin_mismatch(adv, pins, ADVANCE_PINS)
     if miss: return miss
     root = to_hex(state.root)
@@ -257,7 +420,13 @@ def advance_failure(adv: dict, state: ParentState, pins: dict, pipeline: str, st
 
 # %% ../../nbs/47_registry.ipynb #15ab1e45
 def decode_all(logs: list, strict: bool = False, address: str|None = None) -> tuple:
-    "(advances, finalized events) of `logs`, each sorted stably by (epoch, index) / epoch; decode errors escape."
+    """(advances, finalized events) of `logs`, each sorted stably by (epoch, index) / epoch; decode errors escape.
+
+    Args:
+        logs (list)
+        strict (bool, default False)
+        address (str | None, default None)
+    """
     if address is not None: logs = [l for l in logs if same_hex(l.get("address"), address)]
     adv = [a for l in logs if (a := decode_state_advanced_log(l, strict)) is not None]
     fin = [f for l in logs if (f := decode_epoch_finalized_log(l, strict)) is not None]
@@ -265,7 +434,14 @@ def decode_all(logs: list, strict: bool = False, address: str|None = None) -> tu
 
 # %% ../../nbs/47_registry.ipynb #52a72d9a
 def replay_advances(state: ParentState, advances: list, pins: Pins, pipeline: str):
-    "Walk the advances as the reference does: (final state, None) or (state, the failed ReplayResult)."
+    """Walk the advances as the reference does: (final state, None) or (state, the failed ReplayResult).
+
+    Args:
+        state (ParentState)
+        advances (list)
+        pins (Pins)
+        pipeline (str)
+    """
     expected, done = {}, 0
     for a in advances:
         want = expected.get(a["epoch"], 0)
@@ -278,7 +454,14 @@ def replay_advances(state: ParentState, advances: list, pins: Pins, pipeline: st
     return state, None
 
 def check_finalized(fin: dict, root: str, pins: dict, transitions: int) -> ReplayResult|None:
-    "The failure of a finalized event against the reproduced `root` and its epoch's pins, or None."
+    """The failure of a finalized event against the reproduced `root` and its epoch's pins, or None.
+
+    Args:
+        fin (dict)
+        root (str)
+        pins (dict)
+        transitions (int)
+    """
     miss = pin_mismatch(fin, pins, FINALIZED_PINS)
     if miss: return failed(*miss, transitions)
     if not same_hex(fin["final_state_root"], root):
@@ -287,7 +470,14 @@ def check_finalized(fin: dict, root: str, pins: dict, transitions: int) -> Repla
     return None
 
 def replay_reference(state: ParentState, logs: list, pins: Pins, pipeline: str) -> ReplayResult:
-    "replayCoreTexFromLogs: every advance in (epoch, index) order, then the last finalized event against the end root."
+    """replayCoreTexFromLogs: every advance in (epoch, index) order, then the last finalized event against the end root.
+
+    Args:
+        state (ParentState)
+        logs (list)
+        pins (Pins)
+        pipeline (str)
+    """
     advances, fins = decode_all(logs)
     state, fail = replay_advances(state, advances, pins, pipeline)
     if fail: return fail
@@ -297,21 +487,44 @@ def replay_reference(state: ParentState, logs: list, pins: Pins, pipeline: str) 
 
 # %% ../../nbs/47_registry.ipynb #90b31f39
 def by_epoch(advances: list, fins: list) -> list:
-    "[(epoch, its advances, its finalized events)] in epoch order (each list keeps its order)."
+    """[(epoch, its advances, its finalized events)] in epoch order (each list keeps its order).
+
+    Args:
+        advances (list)
+        fins (list)
+    """
     groups = {}
     for a in advances: groups.setdefault(a["epoch"], ([], []))[0].append(a)
     for f in fins: groups.setdefault(f["epoch"], ([], []))[1].append(f)
     return [(e, *groups[e]) for e in sorted(groups)]
 
 def finalized_parent_failure(fin: dict, start: str|None, done: int) -> ReplayResult|None:
-    "A finalized event whose parent is not the root its epoch started from (None when that root is unknown)."
+    """A finalized event whose parent is not the root its epoch started from (None when that root is unknown).
+
+    Args:
+        fin (dict)
+        start (str | None)
+        done (int)
+    """
     if start is None or same_hex(fin["parent_state_root"], start): return None
     return failed("STATE_PARENT_MISMATCH", f"finalized parentStateRoot {fin['parent_state_root']} != epoch start {start}", done)
 
 # %% ../../nbs/47_registry.ipynb #d991a0f3
 def strict_epoch(state: ParentState, epoch: int, advances: list, fins: list, pins: dict, pipeline: str, done: int,
                  first: int = 0, start: str|None = None) -> tuple:
-    "One epoch, strictly (advances numbered from `first`): (state, advances applied in all, None or the failed ReplayResult)."
+    """One epoch, strictly (advances numbered from `first`): (state, advances applied in all, None or the failed ReplayResult).
+
+    Args:
+        state (ParentState)
+        epoch (int)
+        advances (list)
+        fins (list)
+        pins (dict)
+        pipeline (str)
+        done (int)
+        first (int, default 0)
+        start (str | None, default None)
+    """
     for k, a in enumerate(advances):
         where = dict(epoch=epoch, transition_index=a["transition_index"])
         if a["transition_index"] != first + k:
@@ -327,7 +540,14 @@ def strict_epoch(state: ParentState, epoch: int, advances: list, fins: list, pin
 # %% ../../nbs/47_registry.ipynb #8eaffbb4
 @dataclass(frozen=True)
 class Window:
-    "A strict replay of decoded events: its result, the state it reached, and where each epoch stands."
+    """A strict replay of decoded events: its result, the state it reached, and where each epoch stands.
+
+    Attributes:
+        result (ReplayResult)
+        state (ParentState)
+        next_index (dict): epoch -> the index its next advance must have
+        start_roots (dict): epoch -> the root it started from (when known)
+    """
     result: ReplayResult
     state: ParentState
     next_index: dict    # epoch -> the index its next advance must have
@@ -341,7 +561,17 @@ def replay_window(state: ParentState, # the state before the window
                   next_index: dict|None = None, # epoch -> index of its next advance (default 0)
                   start_roots: dict|None = None, # epoch -> the root it started from
                  ) -> Window:
-    "Decoded events replayed epoch by epoch from `state`."
+    """Decoded events replayed epoch by epoch from `state`.
+
+    Args:
+        state (ParentState): the state before the window
+        advances (list): decoded advances, sorted by (epoch, index)
+        fins (list): decoded finalized events, sorted by epoch
+        pins (Pins): the expected pins
+        pipeline (str): r4, or r5 (policy-atoms mode)
+        next_index (dict | None, default None): epoch -> index of its next advance (default 0)
+        start_roots (dict | None, default None): epoch -> the root it started from
+    """
     done, nxt, starts = 0, dict(next_index or {}), dict(start_roots or {})
     for epoch, advs, efins in by_epoch(advances, fins):
         first = nxt.get(epoch, 0)
@@ -355,7 +585,11 @@ def replay_window(state: ParentState, # the state before the window
 
 # %% ../../nbs/47_registry.ipynb #55b224ed
 def as_parent(parent_state) -> ParentState:
-    "A ParentState from 1024 ints (or a ParentState)."
+    """A ParentState from 1024 ints (or a ParentState).
+
+    Args:
+        parent_state
+    """
     return parent_state if isinstance(parent_state, ParentState) else prepare(parent_state)
 
 def replay_registry_logs(parent_state, # the state before the first advance (1024 ints or a ParentState)
@@ -370,7 +604,21 @@ def replay_registry_logs(parent_state, # the state before the first advance (102
                          address: str|None = None, # strict only: ignore logs from other contracts
                          next_index: dict|None = None, # strict only: {epoch: first transitionIndex in these logs}
                         ) -> ReplayResult:
-    "The reference's replayCoreTexFromLogs over registry `logs` from `parent_state` (or its strict form)."
+    """The reference's replayCoreTexFromLogs over registry `logs` from `parent_state` (or its strict form).
+
+    Args:
+        parent_state: the state before the first advance (1024 ints or a ParentState)
+        logs (list): eth_getLogs objects (topics, data, ...)
+        expected_bundle_hash (str | None, default None): flat core-version pin
+        expected_corpus_root (str | None, default None): flat corpus-root pin
+        expected_active_frontier_root (str | None, default None): flat frontier pin
+        expected_baseline_manifest_hash (str | None, default None): flat baseline pin (finalized events only)
+        expected_pins_for_epoch (default None): callable epoch -> dict | None, per-epoch pins
+        policy_atoms_mode (bool, default False): r5 apply rules when True, r4 otherwise
+        strict (bool, default False): replay epoch by epoch and fix the reference's doubtful behaviours
+        address (str | None, default None): strict only: ignore logs from other contracts
+        next_index (dict | None, default None): strict only: {epoch: first transitionIndex in these logs}
+    """
     pins = make_pins(expected_bundle_hash, expected_corpus_root, expected_active_frontier_root,
                      expected_baseline_manifest_hash, expected_pins_for_epoch)
     pipeline, state = "r5" if policy_atoms_mode else "r4", as_parent(parent_state)

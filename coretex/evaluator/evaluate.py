@@ -24,7 +24,7 @@ from itertools import islice, repeat
 from dataclasses import dataclass, field as dfield, replace
 from functools import cached_property
 import numpy as np
-from ..core.keccak import to_hex
+from ..core.keccak import ZERO32, to_hex
 from ..core.state import field, merkle_levels
 from ..core.layout import decode_substrate, decode_temporal, scan, TemporalRecord, REQUIRE_NO_EVIDENCE_PATH, EDGE_TYPES
 from ..core.patch import apply_patch
@@ -44,7 +44,13 @@ def embedded_corpus() -> Corpus:
 
 # %% ../../nbs/35_evaluate.ipynb #24b5c78d
 def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
-    "(current, stale) event ids from the temporal records."
+    """(current, stale) event ids from the temporal records.
+
+    Args:
+        records
+        slots (dict)
+        by_record (dict)
+    """
     cur, stale = {}, {}
     ev = lambda s: by_record.get(slots[s].record_id) if s in slots else None
     for t in records:
@@ -58,7 +64,11 @@ def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
 
 # %% ../../nbs/35_evaluate.ipynb #a1ce151b
 def decode_temporal_records(words):
-    "Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check."
+    """Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check.
+
+    Args:
+        words
+    """
     def one(r, w):
         if field(w, 151, 0): return None
         t = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160), bool(field(w, 159, 152) & 1))
@@ -67,12 +77,22 @@ def decode_temporal_records(words):
 
 # %% ../../nbs/35_evaluate.ipynb #fc90b54f
 def cross_checked(records, slots: dict) -> list:
-    "Records whose slot exists and, if stale, is revoked."
+    """Records whose slot exists and, if stale, is revoked.
+
+    Args:
+        records
+        slots (dict)
+    """
     return [t for t in records if t.memory_slot in slots and (not t.current_stale or slots[t.memory_slot].revoked)]
 
 # %% ../../nbs/35_evaluate.ipynb #ce2d9dc9
 def structural_validity(words, sub) -> float:
-    "The reference's structural validity of a decoded state."
+    """The reference's structural validity of a decoded state.
+
+    Args:
+        words
+        sub
+    """
     own = decode_temporal_records(words)
     folded = decode_temporal(words, sub.slots)   # coretex's count, replaced by the reference's below
     attempts = sub.attempts + len(own.items)
@@ -82,7 +102,19 @@ def structural_validity(words, sub) -> float:
 # %% ../../nbs/35_evaluate.ipynb #a5c66bab
 @dataclass(frozen=True)
 class StateView:
-    "What routing reads from one state, resolved against the corpus."
+    """What routing reads from one state, resolved against the corpus.
+
+    Attributes:
+        anchors (dict): slot -> event id: valid, non-revoked slots that resolve
+        policy_anchors (frozenset): non-revoked slots flagged policy-anchor
+        slot_family (dict): slot -> MemorySlot family, for every valid slot
+        current_events (frozenset): events a temporal record marks current
+        stale_events (frozenset): events a temporal record marks superseded
+        lenses (tuple): category lenses, in decode order
+        atoms (dict): family -> PolicyAtoms, in decode order
+        structural_validity (float)
+        answer_slots_of (dict, default dfield(default_factory=dict)): event id -> valid slots anchoring it (relation recall)
+    """
     anchors: dict              # slot -> event id: valid, non-revoked slots that resolve
     policy_anchors: frozenset  # non-revoked slots flagged policy-anchor
     slot_family: dict          # slot -> MemorySlot family, for every valid slot
@@ -98,7 +130,13 @@ class StateView:
         return view_reads(self)
 
 def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
-    "Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus."
+    """Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus.
+
+    Args:
+        words
+        corpus (Corpus)
+        pipeline (str, default 'r5')
+    """
     sub = decode_substrate(words, pipeline)
     live = {s: m for s, m in sub.slots.items() if not m.revoked}
     anchors = {s: corpus.by_record[m.record_id] for s, m in live.items() if m.record_id in corpus.by_record}
@@ -112,14 +150,22 @@ def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
 
 # %% ../../nbs/35_evaluate.ipynb #2a63e44e
 def entity_registry(corpus: Corpus) -> tuple:
-    "((id, names) per entity, generic ids): the reference's public policy entity registry."
+    """((id, names) per entity, generic ids): the reference's public policy entity registry.
+
+    Args:
+        corpus (Corpus)
+    """
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
                  tuple(r.lower() for r in e.get("roleAliases") or [] if isinstance(r, str) and r)) for e in corpus.entities)
     return reg, frozenset(i for i, _, _ in reg if i in corpus.entity_owners)
 
 # %% ../../nbs/35_evaluate.ipynb #b0e315db
 def name_pattern(name: str) -> re.Pattern:
-    "A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query."
+    """A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query.
+
+    Args:
+        name (str)
+    """
     return re.compile(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", re.I)
 
 # %% ../../nbs/35_evaluate.ipynb #780ee91e
@@ -130,15 +176,35 @@ def pinned_bundle_hash() -> bytes:
 
 # %% ../../nbs/35_evaluate.ipynb #d8df2633
 def default_embedder(corpus: Corpus):
-    "The embedder for queries the corpus has no vector for: the corpus's named model."
+    """The embedder for queries the corpus has no vector for: the corpus's named model.
+
+    Args:
+        corpus (Corpus)
+    """
     name = (corpus.bi_encoder or {}).get("modelId")
     return DeterministicEmbedder() if name == DETERMINISTIC_EMBEDDER else Embedder(name)
 
 # %% ../../nbs/35_evaluate.ipynb #c96d48c4
 class Evaluator:
-    "Scores states on hidden packs of one corpus under one profile, embedder and reranker."
-    def __init__(self, corpus: Corpus|None = None, profile: Profile|None = None, embedder=None, reranker=None,
-                 progress: bool = False, bundle_hash: bytes|None = None, cache: EvalCache|None = None):
+    """Scores states on hidden packs of one corpus under one profile, embedder and reranker.
+
+    Args:
+        corpus (Corpus | None, default None): the retrieval corpus; None: the embedded 1,959-event corpus the vectors use
+        profile (Profile | None, default None): the bundle profile; None: the shipped launch profile (evaluator-profile-v16)
+        embedder (default None): stage 1's bi-encoder for queries without a stored vector; None: the corpus's model
+        reranker (default None): None: the embedded deterministic reranker (cosine and token overlap)
+        progress (bool, default False): draw progress bars on stderr while indexing
+        bundle_hash (bytes | None, default None): None: the pinned bundle's hash
+        cache (EvalCache | None, default None): what is kept between evaluations; None: bounded caches, EvalCache.none(): nothing
+    """
+    def __init__(self,
+                 corpus: Corpus|None = None,      # the retrieval corpus; None: the embedded 1,959-event corpus the vectors use
+                 profile: Profile|None = None,    # the bundle profile; None: the shipped launch profile (evaluator-profile-v16)
+                 embedder=None,                   # stage 1's bi-encoder for queries without a stored vector; None: the corpus's model
+                 reranker=None,                   # None: the embedded deterministic reranker (cosine and token overlap)
+                 progress: bool = False,          # draw progress bars on stderr while indexing
+                 bundle_hash: bytes|None = None,  # None: the pinned bundle's hash
+                 cache: EvalCache|None = None):   # what is kept between evaluations; None: bounded caches, EvalCache.none(): nothing
         self.corpus = corpus or embedded_corpus()
         self.profile = profile or load_profile()
         self.pipeline, self.progress, p = self.profile.pipeline, progress, self.profile
@@ -157,7 +223,11 @@ class Evaluator:
         self._owner_bm25 = {}   # per-corpus: an owner's store never changes, so its BM25 index is built once
 
     def bicos(self, q: dict) -> np.ndarray:
-        "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
+        """cosineSimilarity(doc, query) of every document, in doubles (cached per query).
+
+        Args:
+            q (dict)
+        """
         def cosines():
             d, v = self.fs.doc_vecs.astype(np.float64), self.fs.event_vector(q).astype(np.float64)
             den = self.doc_norms * math.sqrt(float(v @ v))
@@ -171,11 +241,20 @@ class Evaluator:
         return np.sqrt((d * d).sum(axis=1))
 
     def view(self, words) -> StateView:
-        "The state's view (cached per state)."
+        """The state's view (cached per state).
+
+        Args:
+            words
+        """
         return self.cache.views.get_or(tuple(words), lambda: state_view(words, self.corpus, self.pipeline))
 
     def rerank(self, query: str, texts: list) -> np.ndarray:
-        "Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once."
+        """Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once.
+
+        Args:
+            query (str)
+            texts (list)
+        """
         if not self.cache.reuse:   # caches off: nothing to look up, so no content keys to compute
             once = list(dict.fromkeys(texts))
             self.cache.scores.misses += len(once)   # still counted as pairs sent to the reranker
@@ -194,7 +273,14 @@ class EvaluationError(ValueError):
 
 @dataclass
 class Candidate:
-    "A pool document: the event it stands for and every routing source that reached it, in order."
+    """A pool document: the event it stands for and every routing source that reached it, in order.
+
+    Attributes:
+        doc (str)
+        event (str)
+        sources (list)
+        slot (int | None, default None): the routing anchor that brought it: never set while raw anchors are off
+    """
     doc: str
     event: str
     sources: list
@@ -203,7 +289,12 @@ class Candidate:
 STAGE1 = ("stage1",)
 
 class Pool:
-    "doc id -> Candidate, in the order documents joined; a document only stage 1 reached is held as its event alone."
+    """doc id -> Candidate, in the order documents joined; a document only stage 1 reached is held as its event alone.
+
+    Args:
+        docs (default ())
+        events (default ())
+    """
     def __init__(self, docs=(), events=()):
         self.events = dict(zip(docs, events))   # doc -> event, in join order: most of a pool is stage 1, built at dict speed
         self.tagged = {}                        # doc -> Candidate of every document a source besides stage 1 reached
@@ -216,11 +307,21 @@ class Pool:
         "The Candidates, in join order."
         return (self[d] for d in self.events)
     def sources(self, doc: str):
-        "The routing sources that reached a pooled document, in order."
+        """The routing sources that reached a pooled document, in order.
+
+        Args:
+            doc (str)
+        """
         c = self.tagged.get(doc)
         return c.sources if c else STAGE1
     def admit(self, doc: str, event: str, source: str) -> bool:
-        "Add a document (True) or tag the one already there (False)."
+        """Add a document (True) or tag the one already there (False).
+
+        Args:
+            doc (str)
+            event (str)
+            source (str)
+        """
         if doc in self.events:
             c = self[doc]
             if source not in c.sources: c.sources.append(source); self.tagged[doc] = c
@@ -231,7 +332,12 @@ class Pool:
 
 # %% ../../nbs/35_evaluate.ipynb #238d91f8
 def stage1_pool(ev: Evaluator, q: dict) -> tuple:
-    "(stage-1 doc indices, the pool they start): pooled, or the owner's store for an owner-scoped query."
+    """(stage-1 doc indices, the pool they start): pooled, or the owner's store for an owner-scoped query.
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+    """
     ids = ev.corpus.doc_ids
     if ev.profile.owner_scope_mode == "restrict" and q.get("ownerScoped") is True and q.get("ownerEntityId"):
         scope = owner_scope_index(ev).get(q["ownerEntityId"], [])
@@ -244,11 +350,21 @@ def stage1_pool(ev: Evaluator, q: dict) -> tuple:
 
 # %% ../../nbs/35_evaluate.ipynb #4869e47a
 def owner_scope_index(ev: Evaluator) -> dict:
-    "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index)."
+    """entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index).
+
+    Args:
+        ev (Evaluator)
+    """
     return ev.corpus.owner_scopes
 
 def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
-    "The owner-scoped stage-1 list: [(doc id, event id)], best first."
+    """The owner-scoped stage-1 list: [(doc id, event id)], best first.
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        scope (list)
+    """
     if not scope: return []
     p, di = ev.profile, np.array([ev.corpus.doc_index[d] for d, _ in scope], int)
     cos = ev.bicos(q)[di]
@@ -262,18 +378,34 @@ def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
 
 # %% ../../nbs/35_evaluate.ipynb #ownerbm25ex
 def owner_bm25(ev: Evaluator, scope: list) -> BM25Index:
-    "The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store."
+    """The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store.
+
+    Args:
+        ev (Evaluator)
+        scope (list)
+    """
     key = tuple(d for d, _ in scope)
     if key not in ev._owner_bm25: ev._owner_bm25[key] = BM25Index([ev.corpus.docs[d] for d, _ in scope])
     return ev._owner_bm25[key]
 
 # %% ../../nbs/35_evaluate.ipynb #47302a44
 def name_in(text: str, name: str) -> bool:
-    "The name occurs in the text as the reference finds names."
+    """The name occurs in the text as the reference finds names.
+
+    Args:
+        text (str)
+        name (str)
+    """
     return name_pattern(name).search(text) is not None
 
 def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
-    "The public subject entities of a query, or none when its names are ambiguous (or there is no registry)."
+    """The public subject entities of a query, or none when its names are ambiguous (or there is no registry).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        fanout (int, default 4)
+    """
     if not ev.registry: return frozenset()
     if q.get("subjectEntityId") and q["subjectEntityId"] not in ev.generic: return frozenset([q["subjectEntityId"]])
     text = (q.get("queryText") or "").lower()
@@ -299,13 +431,21 @@ _INTENT_CUES = (  # (edge type, pattern) in the reference's order
     ("coreference_of", rf"\bthe (?:{_ROLES1})\b"), ("coreference_of", rf"\bthe (?:{_ROLES2})\b"))
 
 def relation_intent(text: str) -> set:
-    "Edge types whose reach the query's public wording asks for."
+    """Edge types whose reach the query's public wording asks for.
+
+    Args:
+        text (str)
+    """
     t = (text or "").lower()
     return {et for et, pat in _INTENT_CUES if re.search(pat, t)}
 
 # %% ../../nbs/35_evaluate.ipynb #c0c8e314
 def lifecycle_intent(text: str) -> str|None:
-    "'supersedes', 'coreference_of' or None, from the query's lifecycle wording."
+    """'supersedes', 'coreference_of' or None, from the query's lifecycle wording.
+
+    Args:
+        text (str)
+    """
     t = (text or "").lower()
     if re.search(r"\b(?:replaced|superseded|supersedes|retired)\b", t): return "supersedes"
     if re.search(r"(?:what|which) (?:is the )?(?:new|current) [a-z ]+ (?:after|since|now that) (?:the )?(?:old|previous|prior)", t): return "supersedes"
@@ -316,13 +456,23 @@ def lifecycle_intent(text: str) -> str|None:
 
 # %% ../../nbs/35_evaluate.ipynb #cdf6a7cc
 def conflict_intent(text: str, names: set) -> bool:
-    "A leading 'For <scope>,' whose scope is not an entity name."
+    """A leading 'For <scope>,' whose scope is not an entity name.
+
+    Args:
+        text (str)
+        names (set)
+    """
     m = re.match(r"for\s+([^,]+),", (text or "").lower())
     return bool(m) and m.group(1).strip() not in names
 
 # %% ../../nbs/35_evaluate.ipynb #8ef55b57
 def subjects_of(ev: Evaluator, q: dict) -> frozenset:
-    "query_subjects, computed once per query (it scans the registry's name patterns)."
+    """query_subjects, computed once per query (it scans the registry's name patterns).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+    """
     key = (q["id"], q.get("queryText"), q.get("subjectEntityId"))
     if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
     return ev._subjects[key]
@@ -330,7 +480,23 @@ def subjects_of(ev: Evaluator, q: dict) -> frozenset:
 # %% ../../nbs/35_evaluate.ipynb #abcc59e1
 @dataclass
 class QueryContext:
-    "What routing reads and accumulates about one query on one state."
+    """What routing reads and accumulates about one query on one state.
+
+    Attributes:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        stage1 (np.ndarray)
+        pool (Pool)
+        subjects (frozenset)
+        intents (set): relation-typed admission's edge types (with lifecycle)
+        lifecycle (str | None)
+        lens_weight (dict, default dfield(default_factory=dict)): doc -> normalised category-lens weight
+        lens_peers (dict, default dfield(default_factory=dict)): event -> {peer event: True}, in the order found
+        matched_anchors (dict, default dfield(default_factory=dict)): anchor events a policy selector matched, in order
+        entity_docs (dict, default dfield(default_factory=dict)): docs entity_resolution atoms admitted
+        scope_docs (dict, default dfield(default_factory=dict)): docs scope atoms admitted
+    """
     ev: Evaluator
     view: StateView
     q: dict
@@ -353,11 +519,21 @@ class QueryContext:
         "The evaluator's corpus."
         return self.ev.corpus
     def edge_admissible(self, edge_type: str) -> bool:
-        "A public edge type, and (relation-typed admission) one the query's intent names."
+        """A public edge type, and (relation-typed admission) one the query's intent names.
+
+        Args:
+            edge_type (str)
+        """
         return edge_type in EDGE_TYPES.values() and (not self.p.policy_relation_typed_admission or edge_type in self.intents)
 
 def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
-    "A query's stage 1, pool, subjects and intents on one state."
+    """A query's stage 1, pool, subjects and intents on one state.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     idx, pool = stage1_pool(ev, q)
     typed = ev.profile.policy_relation_typed_admission
     life = lifecycle_intent(q.get("queryText")) if typed else None
@@ -368,19 +544,35 @@ def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
 SCOPE_KEYS = ("projectId", "sessionId", "topicId", "taskId", "userScopeId")
 
 def public_scope(q: dict) -> dict|None:
-    "The query's public scope keys (from `scope`, else `publicIntent`)."
+    """The query's public scope keys (from `scope`, else `publicIntent`).
+
+    Args:
+        q (dict)
+    """
     raw = q.get("scope") or q.get("publicIntent") or {}
     out = {k: raw[k] for k in SCOPE_KEYS if isinstance(raw.get(k), str) and raw[k]}
     return out or None
 
 # %% ../../nbs/35_evaluate.ipynb #0ae1fc22
 def scope_matches(scope: dict|None, intent: dict|None) -> bool:
-    "Every scope key the query gives has the same value on the event (and it gives one)."
+    """Every scope key the query gives has the same value on the event (and it gives one).
+
+    Args:
+        scope (dict | None)
+        intent (dict | None)
+    """
     return bool(scope and intent) and all(scope.get(k) == v for k, v in intent.items())
 
 # %% ../../nbs/35_evaluate.ipynb #817a5b69
 def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) -> list:
-    "Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged."
+    """Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+        source (str)
+        cap (int)
+    """
     out = []
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
         if len(out) >= cap: break
@@ -389,12 +581,20 @@ def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) 
 
 # %% ../../nbs/35_evaluate.ipynb #97f42c29
 def is_memory_event(event_id: str) -> bool:
-    "A memory event of the corpus (not a query or an entity event), by its id."
+    """A memory event of the corpus (not a query or an entity event), by its id.
+
+    Args:
+        event_id (str)
+    """
     return re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id) is not None
 
 # %% ../../nbs/35_evaluate.ipynb #6463b01b
 def role_aliases(ctx: QueryContext) -> set:
-    "Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text)."
+    """Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text).
+
+    Args:
+        ctx (QueryContext)
+    """
     out = {ctx.q["publicIntent"]["roleAlias"].lower()} if (ctx.q.get("publicIntent") or {}).get("roleAlias") else set()
     text = (ctx.q.get("queryText") or "").lower()
     return out | {r for _, _, roles in ctx.ev.registry for r in roles if name_in(text, r)}
@@ -409,7 +609,11 @@ def _atom_anchor_events(ctx: QueryContext, lo: int, hi: int):
         if e and is_memory_event(e) and set(ctx.corpus.by_id[e].get("entityIds") or ()) - ctx.ev.generic & ctx.subjects: yield e
 
 def admit_entity_atoms(ctx: QueryContext) -> None:
-    "entity_resolution_atom admission: forced truths of the anchors that name the query's subjects."
+    """entity_resolution_atom admission: forced truths of the anchors that name the query's subjects.
+
+    Args:
+        ctx (QueryContext)
+    """
     intent = (ctx.q.get("publicIntent") or {}).get("atom") == "entity_resolution_atom" or "coreference_of" in relation_intent(ctx.q.get("queryText")) \
         or lifecycle_intent(ctx.q.get("queryText")) == "coreference_of"
     if not (ctx.p.enable_entity_resolution_atoms and intent and ctx.subjects): return
@@ -427,7 +631,11 @@ def admit_entity_atoms(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #1657bb71
 def admit_scope_atoms(ctx: QueryContext) -> None:
-    "scope_atom admission: forced truths of same-subject anchors whose scope matches the query's."
+    """scope_atom admission: forced truths of same-subject anchors whose scope matches the query's.
+
+    Args:
+        ctx (QueryContext)
+    """
     scope = public_scope(ctx.q)
     intent = (ctx.q.get("publicIntent") or {}).get("atom") == "scope_atom" or ctx.q.get("scope") is not None
     if not (ctx.p.enable_scope_atoms and intent and ctx.subjects and scope): return
@@ -440,7 +648,11 @@ def admit_scope_atoms(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #6ae83293
 def evidence_atoms(ctx: QueryContext) -> list:
-    "Enabled evidence-bundle atoms with an allowed action, in decode order."
+    """Enabled evidence-bundle atoms with an allowed action, in decode order.
+
+    Args:
+        ctx (QueryContext)
+    """
     allowed = ctx.p.policy_evidence_allowed_actions
     return [a for a in ctx.view.atoms.get("evidence_bundle", ()) if allowed is None or a.action in allowed] \
         if ctx.p.enable_evidence_bundle_atoms else []
@@ -449,14 +661,22 @@ def evidence_atoms(ctx: QueryContext) -> list:
 NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
 
 def noise_intent(q: dict) -> bool:
-    "The query asks about noise (public intent noise_suppression, or noise wording)."
+    """The query asks about noise (public intent noise_suppression, or noise wording).
+
+    Args:
+        q (dict)
+    """
     return (q.get("publicIntent") or {}).get("atom") == "noise_suppression" or bool(NOISE_WORDS.search((q.get("queryText") or "").lower()))
 
 def _noise_atom(a, noisy: bool) -> bool: return a.selector == "answer_density" and a.action == "suppress" and noisy
 
 # %% ../../nbs/35_evaluate.ipynb #87b3c92f
 def admit_policy_anchors(ctx: QueryContext) -> None:
-    "r5.1 query-conditioned admission of matched policy anchors and their typed reach."
+    """r5.1 query-conditioned admission of matched policy anchors and their typed reach.
+
+    Args:
+        ctx (QueryContext)
+    """
     p, q = ctx.p, ctx.q
     if not (p.pipeline == "r5" and p.policy_query_conditioned_admission and ctx.ev.registry and ctx.subjects): return
     ev_atoms, cl_atoms = evidence_atoms(ctx), list(ctx.view.atoms.get("conflict_lifecycle", ())) if p.enable_conflict_lifecycle_atoms else []
@@ -480,7 +700,11 @@ def _admit_atom(ctx: QueryContext, a, conflict: bool, noise: bool) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #aadcf730
 def active_lenses(ctx: QueryContext) -> dict:
-    "edge type -> weight of the heaviest lens the query's intent admits."
+    """edge type -> weight of the heaviest lens the query's intent admits.
+
+    Args:
+        ctx (QueryContext)
+    """
     out = {}
     for lens in ctx.view.lenses:
         t = lens.edge_type
@@ -492,7 +716,14 @@ def active_lenses(ctx: QueryContext) -> dict:
 
 # %% ../../nbs/35_evaluate.ipynb #b6cd5ea6
 def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
-    "Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents."
+    """Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+        weight (float)
+        cap (int)
+    """
     added = 0
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
         d = td["id"]
@@ -508,13 +739,22 @@ def _peer(ctx: QueryContext, a: str, b: str) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #62fd2ea0
 def lens_directions(ctx: QueryContext, event_id: str) -> tuple:
-    "[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal)."
+    """[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal).
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
     fwd = [(r["other_id"], r["edgeType"]) for r in ctx.corpus.by_id[event_id].get("relations") or ()]
     return fwd, (ctx.ev.inverse.get(event_id, []) if ctx.p.category_lens_bidirectional else [])
 
 # %% ../../nbs/35_evaluate.ipynb #a757e9bf
 def category_lens_bfs(ctx: QueryContext) -> None:
-    "Expand the pool along the corpus relations the state's category lenses name."
+    """Expand the pool along the corpus relations the state's category lenses name.
+
+    Args:
+        ctx (QueryContext)
+    """
     lenses, budget, p = active_lenses(ctx), ctx.p.category_lens_expansion_budget, ctx.p
     if not lenses or budget <= 0: return
     seeds = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else len(ctx.stage1)
@@ -536,16 +776,31 @@ def category_lens_bfs(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #28d000de
 def validity_query(p: Profile, q: dict) -> bool:
-    "A validity_atom public intent, with validity atoms enabled."
+    """A validity_atom public intent, with validity atoms enabled.
+
+    Args:
+        p (Profile)
+        q (dict)
+    """
     return p.enable_validity_atoms and (q.get("publicIntent") or {}).get("atom") == "validity_atom"
 
 def is_temporal_query(p: Profile, q: dict) -> bool:
-    "A temporal-family query, or a validity query."
+    """A temporal-family query, or a validity query.
+
+    Args:
+        p (Profile)
+        q (dict)
+    """
     return q["family"] == "temporal" or validity_query(p, q)
 
 # %% ../../nbs/35_evaluate.ipynb #200a3255
 def record_applies(ctx: QueryContext, event_id: str) -> bool:
-    "A temporal record on this event reaches this query (subject/attribute gate for validity events)."
+    """A temporal record on this event reaches this query (subject/attribute gate for validity events).
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
     if not is_temporal_query(ctx.p, ctx.q): return False
     val = ctx.corpus.by_id[event_id].get("validity") if event_id in ctx.corpus.by_id else None
     if not val: return True
@@ -554,7 +809,12 @@ def record_applies(ctx: QueryContext, event_id: str) -> bool:
     return bool(subject and attr) and val.get("subjectEntityId") == subject and val.get("attribute") == attr
 
 def lifecycle(ctx: QueryContext, event_id: str) -> str:
-    "'current', 'superseded' or 'none' for an event, as this query sees the state's temporal records."
+    """'current', 'superseded' or 'none' for an event, as this query sees the state's temporal records.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
     if record_applies(ctx, event_id):
         if event_id in ctx.view.current_events: return "current"
         if event_id in ctx.view.stale_events: return "superseded"
@@ -562,13 +822,22 @@ def lifecycle(ctx: QueryContext, event_id: str) -> str:
 
 # %% ../../nbs/35_evaluate.ipynb #2f934f93
 def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
-    "+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0."
+    """+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
     lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.p, ctx.q) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
 
 # %% ../../nbs/35_evaluate.ipynb #d7ae7799
 def admit_validity_records(ctx: QueryContext) -> None:
-    "validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute."
+    """validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute.
+
+    Args:
+        ctx (QueryContext)
+    """
     if not validity_query(ctx.p, ctx.q): return
     left = 4
     for e in sorted(list(ctx.view.current_events) + list(ctx.view.stale_events)):
@@ -580,7 +849,18 @@ def admit_validity_records(ctx: QueryContext) -> None:
 # %% ../../nbs/35_evaluate.ipynb #6aedcb7c
 @dataclass
 class Candidates:
-    "The pool as arrays, sorted by (pre-rank desc, doc id asc)."
+    """The pool as arrays, sorted by (pre-rank desc, doc id asc).
+
+    Attributes:
+        docs (list)
+        events (list)
+        idx (np.ndarray): document index (id order)
+        bicos (np.ndarray)
+        lens_bonus (np.ndarray): admission-scale category-lens bonus
+        temporal (np.ndarray)
+        pre_rank (np.ndarray)
+        final_bonus (np.ndarray)
+    """
     docs: list
     events: list
     idx: np.ndarray        # document index (id order)
@@ -591,7 +871,11 @@ class Candidates:
     final_bonus: np.ndarray
 
 def candidates(ctx: QueryContext) -> Candidates:
-    "Candidates with their bonuses, in pre-rank order."
+    """Candidates with their bonuses, in pre-rank order.
+
+    Args:
+        ctx (QueryContext)
+    """
     p, di = ctx.p, ctx.corpus.doc_index
     docs, events, k = list(ctx.pool), list(ctx.pool.events.values()), len(ctx.stage1)
     n = len(docs)
@@ -616,7 +900,12 @@ def candidates(ctx: QueryContext) -> Candidates:
 FORCED = {"anchorBFS", "policyAdmitted", "entityResolution", "scopeAtom", "temporalRecord", "temporalMotif", "conflictMotif", "evidenceMotif"}
 
 def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
-    "Positions (into the candidates) of the reranker's input, in the order it is sent."
+    """Positions (into the candidates) of the reranker's input, in the order it is sent.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+    """
     cap = max(1, ctx.p.reranker_input_top_k)
     tagged = [x for x in ctx.pool.tagged.values() if x.slot is not None or (len(x.sources) > 1 and FORCED & set(x.sources))]
     at = dict(zip(c.docs, range(len(c.docs)))) if tagged else {}   # only documents a routing source tagged can be forced
@@ -626,7 +915,11 @@ def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
 
 # %% ../../nbs/35_evaluate.ipynb #75aa5ab1
 def memory_ir_header(ir: dict) -> str|None:
-    "The shared Memory-IR header of an IR record, or None if it says nothing."
+    """The shared Memory-IR header of an IR record, or None if it says nothing.
+
+    Args:
+        ir (dict)
+    """
     parts = [f"lifecycle={ir['lifecycle']}"] if ir.get("lifecycle", "none") != "none" else []
     if ir.get("evidence_role", "none") != "none": parts.append(f"role={ir['evidence_role']}")
     if ir.get("relation_path"): parts.append("path=" + ",".join(sorted(set(ir["relation_path"]))))
@@ -636,7 +929,13 @@ def memory_ir_header(ir: dict) -> str|None:
 
 # %% ../../nbs/35_evaluate.ipynb #cadef483
 def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
-    "The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms)."
+    """The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms).
+
+    Args:
+        ctx (QueryContext)
+        doc (str)
+        event (str)
+    """
     scope_intent = (ctx.q.get("publicIntent") or {}).get("atom") == "scope_atom" or ctx.q.get("scope") is not None
     if not (is_temporal_query(ctx.p, ctx.q) or doc in ctx.entity_docs or scope_intent): return None   # no lifecycle, no atom
     if event not in ctx.corpus.by_id or not is_memory_event(event): return None
@@ -652,7 +951,12 @@ def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
 
 # %% ../../nbs/35_evaluate.ipynb #55958a6a
 def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
-    "(event -> its highest-cosine candidate's text, event -> its first candidate's cosine)."
+    """(event -> its highest-cosine candidate's text, event -> its first candidate's cosine).
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+    """
     best, first = {}, {}
     for i, (e, b) in enumerate(zip(c.events, c.bicos.tolist())):
         if e not in best or b > best[e][1]: best[e] = (i, b)
@@ -661,7 +965,14 @@ def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
 
 # %% ../../nbs/35_evaluate.ipynb #e6c2e18c
 def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
-    "What the reranker reads for candidate i."
+    """What the reranker reads for candidate i.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        i (int)
+        bridges
+    """
     d, e, text = c.docs[i], c.events[i], ctx.corpus.docs[c.docs[i]]
     if ctx.p.memory_ir_full and (ctx.view.current_events or ctx.view.stale_events or ctx.entity_docs or ctx.scope_docs):
         h = memory_ir_header(memory_ir(ctx, d, e) or {})
@@ -675,7 +986,13 @@ def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
 
 # %% ../../nbs/35_evaluate.ipynb #c5121b4c
 def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.ndarray:
-    "Effective reranker scores after score inheritance along lens-peer events."
+    """Effective reranker scores after score inheritance along lens-peer events.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        rr (np.ndarray)
+    """
     alpha = ctx.p.category_lens_score_inheritance
     if not (alpha > 0 and ctx.lens_peers): return rr
     best = {}
@@ -695,14 +1012,27 @@ def _docs_by_event(c: Candidates) -> dict:
     return out
 
 def atom_fires(ctx: QueryContext, c: Candidates, event_id: str) -> bool:
-    "Query-conditioned: the selector matched the anchor; else the anchor is near-top in stage 1 by cosine."
+    """Query-conditioned: the selector matched the anchor; else the anchor is near-top in stage 1 by cosine.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        event_id (str)
+    """
     if ctx.p.policy_query_conditioned_admission: return event_id in ctx.matched_anchors
     s1 = sorted((i for i, d in enumerate(c.docs) if "stage1" in ctx.pool.sources(d)), key=lambda i: -c.bicos[i])
     return event_id in {c.events[i] for i in s1[:ctx.p.policy_query_local_top_k]}
 
 # %% ../../nbs/35_evaluate.ipynb #3f1a2820
 def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
-    "Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise)."
+    """Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise).
+
+    Args:
+        ctx (QueryContext)
+        a
+        anchor (str)
+        local (dict)
+    """
     out = {}
     for r in ctx.corpus.by_id[anchor].get("relations") or ():
         if ctx.edge_admissible(r["edgeType"]) and r["other_id"] in local: out.update(dict.fromkeys(local[r["other_id"]]))
@@ -712,7 +1042,14 @@ def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
 
 # %% ../../nbs/35_evaluate.ipynb #a9f56e47
 def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) -> None:
-    "Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope."
+    """Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        bonus (dict)
+        unit (float)
+    """
     scope, beta = public_scope(ctx.q), min(ctx.p.policy_max_budget_scope, 0xFFFF) / 1000
     _bump(bonus, ctx.scope_docs, beta * unit)
     out, cap = [], max(0, min(ctx.p.policy_scope_max_suppress, 256))
@@ -725,7 +1062,13 @@ def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) ->
 
 # %% ../../nbs/35_evaluate.ipynb #51972057
 def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> tuple:
-    "(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms."
+    """(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        cap_scores (np.ndarray)
+    """
     bonus, traces, p = {}, [], ctx.p
     if p.pipeline != "r5": return bonus, traces
     unit = float(cap_scores.max() - cap_scores.min()) if len(cap_scores) else 0.0
@@ -752,12 +1095,23 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
 
 # %% ../../nbs/35_evaluate.ipynb #a7ff6eb5
 def evidence_path(ctx: QueryContext) -> bool:
-    "Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens)."
+    """Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens).
+
+    Args:
+        ctx (QueryContext)
+    """
     return any(x.slot is not None or {"anchorBFS", "categoryLensBFS"} & set(x.sources) for x in ctx.pool.tagged.values())   # stage 1 alone is none
 
 # %% ../../nbs/35_evaluate.ipynb #a35a729a
 def abstains(p: Profile, atoms, evidence: bool, cap_scores: np.ndarray) -> bool:
-    "The first missing_evidence abstain atom whose conditions hold decides to abstain."
+    """The first missing_evidence abstain atom whose conditions hold decides to abstain.
+
+    Args:
+        p (Profile)
+        atoms
+        evidence (bool)
+        cap_scores (np.ndarray)
+    """
     if p.pipeline != "r5" or not p.enable_abstention_atoms or not atoms: return False
     s = sorted(cap_scores, reverse=True) + [0.0, 0.0]
     thr, mthr = p.policy_abstention_top1_threshold, p.policy_abstention_margin_threshold
@@ -766,7 +1120,13 @@ def abstains(p: Profile, atoms, evidence: bool, cap_scores: np.ndarray) -> bool:
 
 # %% ../../nbs/35_evaluate.ipynb #2a0566c6
 def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
-    "Stage 1 and every admission rule, in the reference's order."
+    """Stage 1 and every admission rule, in the reference's order.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     ctx = query_context(ev, view, q)
     if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
     admit_policy_anchors(ctx)
@@ -779,7 +1139,14 @@ TOP_KEPT = 20   # the final order is kept to its top 20 (nDCG reads 10; the vect
 
 @dataclass(frozen=True)
 class Ranking:
-    "One query ranked on one state."
+    """One query ranked on one state.
+
+    Attributes:
+        cap (tuple): (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
+        order (tuple): (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
+        abstained (bool)
+        traces (tuple)
+    """
     cap: tuple             # (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
     order: tuple           # (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
     abstained: bool
@@ -795,12 +1162,23 @@ class Ranking:
 
 @dataclass(frozen=True)
 class Ordered:
-    "A query's ranking before the state's abstain atoms vote: what the rankings store keeps."
+    """A query's ranking before the state's abstain atoms vote: what the rankings store keeps.
+
+    Attributes:
+        ranking (Ranking): abstained False and no abstention trace until `vote`
+        evidence (bool): some candidate came through a public evidence path
+    """
     ranking: Ranking   # abstained False and no abstention trace until `vote`
     evidence: bool     # some candidate came through a public evidence path
 
 def order_query(ev: Evaluator, view: StateView, q: dict) -> Ordered:
-    "Route, cap, render, rerank and order one query on one state."
+    """Route, cap, render, rerank and order one query on one state.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     ctx = route(ev, view, q)
     c = candidates(ctx)
     cap = reranker_cap(ctx, c)
@@ -819,18 +1197,37 @@ def order_query(ev: Evaluator, view: StateView, q: dict) -> Ordered:
 
 # %% ../../nbs/35_evaluate.ipynb #483208b6
 def vote(ev: Evaluator, view: StateView, o: Ordered) -> Ranking:
-    "The ranking with this state's abstention vote."
+    """The ranking with this state's abstention vote.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        o (Ordered)
+    """
     a = abstains(ev.profile, view.atoms.get("abstention", ()), o.evidence, np.array([row[6] for row in o.ranking.cap]))
     return replace(o.ranking, abstained=a, traces=o.ranking.traces + (("abstention:abstain",) if a else ()))
 
 # %% ../../nbs/35_evaluate.ipynb #b10b0028
 def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
-    "One query ranked on one state, from scratch."
+    """One query ranked on one state, from scratch.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     return vote(ev, view, order_query(ev, view, q))
 
 # %% ../../nbs/35_evaluate.ipynb #c523bab2
 def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryMetrics:
-    "The reference's per-query breakdown of one ranking."
+    """The reference's per-query breakdown of one ranking.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        r (Ranking)
+    """
     k, truths = ev.profile.reranker_top_k, q["truthDocuments"]
     qrel = {x["documentId"]: x["relevance"] for x in q["qrels"]}
     stale = {d["id"] for d in truths if not d.get("isCurrent")}
@@ -855,7 +1252,15 @@ def _r5_abstention(ev: Evaluator, view: StateView) -> bool:
 # %% ../../nbs/35_evaluate.ipynb #c350c3f2
 @dataclass(frozen=True)
 class ViewReads:
-    "Content keys of the parts of a StateView an ordering reads."
+    """Content keys of the parts of a StateView an ordering reads.
+
+    Attributes:
+        atom_anchors (bytes): policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
+        policy_atoms (bytes): evidence_bundle and conflict_lifecycle atoms, with their target slots' events
+        lenses (bytes)
+        marks (bytes): current and superseded events
+        any_marks (bool)
+    """
     atom_anchors: bytes   # policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
     policy_atoms: bytes   # evidence_bundle and conflict_lifecycle atoms, with their target slots' events
     lenses: bytes
@@ -863,7 +1268,11 @@ class ViewReads:
     any_marks: bool
 
 def view_reads(view: StateView) -> ViewReads:
-    "The content keys of what orderings read of this view (sorted where the view holds a set)."
+    """The content keys of what orderings read of this view (sorted where the view holds a set).
+
+    Args:
+        view (StateView)
+    """
     lo, hi = ENTITY_ATOM_SLOTS[0], SCOPE_ATOM_SLOTS[1]
     anchors = [(s, view.anchors.get(s)) for s in sorted(view.policy_anchors) if lo <= s < hi and view.slot_family.get(s) == "multi_hop_relation"]
     atoms = [(a, view.anchors.get(a.target_slot)) for fam in ("evidence_bundle", "conflict_lifecycle") for a in view.atoms.get(fam, ())]
@@ -873,7 +1282,13 @@ def view_reads(view: StateView) -> ViewReads:
 
 # %% ../../nbs/35_evaluate.ipynb #b1cde49a
 def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
-    "The content key of a query's ordering: the query and the parts of the view it reads."
+    """The content key of a query's ordering: the query and the parts of the view it reads.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     r, p, subjects = view.reads, ev.profile, subjects_of(ev, q)
     anchors = ev.pipeline == "r5" and bool(ev.registry) and bool(subjects)
     atoms = not p.policy_query_conditioned_admission or (bool(ev.registry) and bool(subjects))
@@ -882,14 +1297,27 @@ def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
 
 # %% ../../nbs/35_evaluate.ipynb #b92a4b55
 def ranked(ev: Evaluator, words, q: dict) -> tuple:
-    "(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads."
+    """(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads.
+
+    Args:
+        ev (Evaluator)
+        words
+        q (dict)
+    """
     view = ev.view(words)
     if not ev.cache.reuse: return view, rank_query(ev, view, q)
     return view, vote(ev, view, ev.cache.rankings.get_or(ranking_key(ev, view, q), lambda: order_query(ev, view, q)))
 
 # %% ../../nbs/35_evaluate.ipynb #7517425e
 def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore:
-    "The composite of one state on one pack, with per-query scores."
+    """The composite of one state on one pack, with per-query scores.
+
+    Args:
+        ev (Evaluator)
+        pack (list)
+        words
+        label (str, default '')
+    """
     ev.fs.prime([e["queryText"] for e in pack if ev.corpus.query_vector(e) is None])
     it = pack
     if ev.progress:
@@ -906,12 +1334,30 @@ def seed_inputs_for(ev: Evaluator,
                     epoch_secret: bytes,  # revealed after the epoch
                     blockhash: bytes,     # the target block's hash
                     epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
-    "The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash."
+    """The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash.
+
+    Args:
+        ev (Evaluator)
+        epoch_secret (bytes): revealed after the epoch
+        blockhash (bytes): the target block's hash
+        epoch_id (int)
+        patch_hash (bytes)
+        parent_root (bytes)
+    """
     return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
 
 # %% ../../nbs/35_evaluate.ipynb #4977c398
 def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "") -> tuple:
-    "(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute."
+    """(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute.
+
+    Args:
+        ev (Evaluator)
+        seed (bytes)
+        epoch_id (int)
+        parent
+        child
+        which (str, default '')
+    """
     p = ev.profile
     pack = draw_pack(seed, epoch_id, ev.corpus.hidden_events, p.pack_size, p.quotas, p.disabled_families)
     return pack, score_state(ev, pack, parent, f"{which} parent"), score_state(ev, pack, child, f"{which} patched")
@@ -919,7 +1365,20 @@ def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: 
 # %% ../../nbs/35_evaluate.ipynb #d38df3e5
 @dataclass(frozen=True)
 class PackReport:
-    "One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance."
+    """One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance.
+
+    Attributes:
+        which (str)
+        seed (bytes)
+        pack (tuple)
+        before (Components)
+        after (Components)
+        before_ppm (int)
+        after_ppm (int)
+        delta_ppm (int)
+        accepted (bool)
+        reason (str | None)
+    """
     which: str
     seed: bytes
     pack: tuple
@@ -937,7 +1396,15 @@ class PackReport:
                 "delta_ppm": self.delta_ppm, "accepted": self.accepted, "reason": self.reason}
 
 def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackReport:
-    "Draw one pack from its seed, score both states on it, and judge it."
+    """Draw one pack from its seed, score both states on it, and judge it.
+
+    Args:
+        ev (Evaluator)
+        which (str)
+        s (SeedInputs)
+        parent
+        child
+    """
     p, seed = ev.profile, eval_seed(which, s)
     pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which)
     ok, why = pack_verdict(before, after, p.floors, p.screener_threshold_ppm, {e["id"] for e in pack if e.get("protected")})
@@ -947,7 +1414,17 @@ def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackRep
 # %% ../../nbs/35_evaluate.ipynb #be75fea8
 @dataclass(frozen=True)
 class EvalReport:
-    "The evaluator's verdict on one patch."
+    """The evaluator's verdict on one patch.
+
+    Attributes:
+        outcome (str): REJECT | SCREENER_PASS | STATE_ADVANCE
+        reason (str | None): "<code>:<pack reason>" for a rejection
+        gate (PackReport)
+        confirm (PackReport | None): None when Gate was not accepted
+        parent_root (bytes)
+        child_root (bytes)
+        patch_hash (bytes)
+    """
     outcome: str               # REJECT | SCREENER_PASS | STATE_ADVANCE
     reason: str|None           # "<code>:<pack reason>" for a rejection
     gate: PackReport
@@ -965,9 +1442,18 @@ def evaluate_patch(ev: Evaluator,
                    parent,                           # the parent state's 1,024 words
                    patch: bytes,                     # the patch's wire bytes
                    blockhash: bytes,                 # the target block's hash
-                   epoch_secret: bytes = bytes(32),  # the epoch secret the seeds draw on
+                   epoch_secret: bytes = ZERO32,  # the epoch secret the seeds draw on (zero: a test epoch)
                    epoch_id: int = 0) -> EvalReport:
-    "Gate then (if Gate is accepted) Confirm on a patch: the typed verdict."
+    """Gate then (if Gate is accepted) Confirm on a patch: the typed verdict.
+
+    Args:
+        ev (Evaluator)
+        parent: the parent state's 1,024 words
+        patch (bytes): the patch's wire bytes
+        blockhash (bytes): the target block's hash
+        epoch_secret (bytes, default ZERO32): the epoch secret the seeds draw on (zero: a test epoch)
+        epoch_id (int, default 0)
+    """
     levels = merkle_levels(parent)
     child = apply_patch(parent, patch, ev.pipeline, levels)
     s = seed_inputs_for(ev, epoch_secret, blockhash, epoch_id, child.patch_hash, levels[-1][0])
@@ -981,7 +1467,12 @@ def evaluate_patch(ev: Evaluator,
 def render_report(rep: EvalReport,
                   reranker: str = "",  # the reranker's name, shown on the first line
                  ) -> str:
-    "A report as aligned text."
+    """A report as aligned text.
+
+    Args:
+        rep (EvalReport)
+        reranker (str, default ''): the reranker's name, shown on the first line
+    """
     packs = [p for p in (rep.gate, rep.confirm) if p]
     out = [f"outcome {rep.outcome}" + (f"   ({rep.reason})" if rep.reason else "") + (f"   reranker {reranker}" if reranker else ""), "",
            f"{'pack':<10}{'before ppm':>12}{'after ppm':>12}{'delta ppm':>12}  accepted"]

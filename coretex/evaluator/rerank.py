@@ -15,12 +15,20 @@ from .retrieval import tokenize
 
 # %% ../../nbs/33_rerank.ipynb #50ab72db
 def sigmoid(x):
-    "The logistic function, in doubles."
+    """The logistic function, in doubles.
+
+    Args:
+        x
+    """
     return 1.0 / (1.0 + np.exp(-np.asarray(x, np.float64)))
 
 # %% ../../nbs/33_rerank.ipynb #4857e199
 class EmbeddedReranker:
-    "Deterministic reranker: sigmoid(8 (0.6 cosine + 0.4 token overlap) - 5)."
+    """Deterministic reranker: sigmoid(8 (0.6 cosine + 0.4 token overlap) - 5).
+
+    Args:
+        first_stage
+    """
     name = "coretex-embedded-v1"
     def __init__(self, first_stage):
         self.fs = first_stage
@@ -38,12 +46,20 @@ class EmbeddedReranker:
 
 # %% ../../nbs/33_rerank.ipynb #09cff420
 class TokenOverlapReranker:
-    "Dice coefficient of query and document token sets: the differential vectors' reranker."
+    """Dice coefficient of query and document token sets: the differential vectors' reranker.
+
+    Args:
+        remembered (int, default 1 << 16)
+    """
     name = "token-overlap"
     def __init__(self, remembered: int = 1 << 16):
         self.remembered, self._sets = remembered, {}   # text -> token set: a corpus's documents come back query after query
     def tokens(self, text: str) -> frozenset:
-        "The text's token set, tokenized once while it is remembered."
+        """The text's token set, tokenized once while it is remembered.
+
+        Args:
+            text (str)
+        """
         s = self._sets.get(text)
         if s is None:
             if len(self._sets) >= self.remembered: self._sets.clear()
@@ -65,7 +81,13 @@ QWEN_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
 QWEN_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
 
 def qwen_pair(query: str, doc: str, instruction: str = QWEN_INSTRUCTION) -> str:
-    "The model card's user turn for one pair."
+    """The model card's user turn for one pair.
+
+    Args:
+        query (str)
+        doc (str)
+        instruction (str, default QWEN_INSTRUCTION)
+    """
     return f"<Instruct>: {instruction}\n<Query>: {query}\n<Document>: {doc}"
 
 class RerankerUnavailable(RuntimeError):
@@ -73,7 +95,16 @@ class RerankerUnavailable(RuntimeError):
 
 # %% ../../nbs/33_rerank.ipynb #cee6b4dc
 class QwenReranker:
-    "Qwen3 reranker (the pinned model, or any Qwen3 causal LM directory) behind the reranker interface."
+    """Qwen3 reranker (the pinned model, or any Qwen3 causal LM directory) behind the reranker interface.
+
+    Args:
+        model (str, default QWEN_RERANKER)
+        revision (str | None, default QWEN_RERANKER_REVISION)
+        device (str | None, default None)
+        batch_size (int, default 16)
+        max_length (int, default 8192)
+        dtype (default None)
+    """
     def __init__(self, model: str = QWEN_RERANKER, revision: str|None = QWEN_RERANKER_REVISION, device: str|None = None,
                  batch_size: int = 16, max_length: int = 8192, dtype=None):
         import torch
@@ -120,13 +151,22 @@ class QwenReranker:
 RERANKER_NAMES = ("embedded", "token-overlap", "qwen")
 
 def check_reranker_spec(spec: str) -> None:
-    "Refuse a reranker spec that names an empty directory, before anything is loaded."
+    """Refuse a reranker spec that names an empty directory, before anything is loaded.
+
+    Args:
+        spec (str)
+    """
     if spec not in RERANKER_NAMES and Path(spec).is_dir() and not any(Path(spec).iterdir()):
         raise RerankerUnavailable(f"{spec}: the directory is empty")
 
 # %% ../../nbs/33_rerank.ipynb #4f4032e8
 def make_reranker(spec: str, first_stage):
-    "The reranker a spec names: 'embedded', 'token-overlap', 'qwen' (the pinned model) or a model directory."
+    """The reranker a spec names: 'embedded', 'token-overlap', 'qwen' (the pinned model) or a model directory.
+
+    Args:
+        spec (str)
+        first_stage
+    """
     if spec == "embedded": return EmbeddedReranker(first_stage)
     if spec == "token-overlap": return TokenOverlapReranker()
     check_reranker_spec(spec)
@@ -151,7 +191,14 @@ def qwen3_tokenizer():
                                    padding_side="left", additional_special_tokens=QWEN3_SPECIAL_TOKENS[1:])
 
 def build_tiny_qwen3(path, seed: int = 0, hidden: int = 64, layers: int = 2) -> str:
-    "Write a tiny random Qwen3 causal LM and the Qwen3 tokenizer to `path`; returns the path."
+    """Write a tiny random Qwen3 causal LM and the Qwen3 tokenizer to `path`; returns the path.
+
+    Args:
+        path
+        seed (int, default 0)
+        hidden (int, default 64)
+        layers (int, default 2)
+    """
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
     tok = qwen3_tokenizer()

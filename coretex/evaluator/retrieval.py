@@ -21,7 +21,11 @@ class DeterministicEmbedder:
     name, dim = DETERMINISTIC_EMBEDDER, 32
     revision = "4c4e6b676fdb2f4a721bdfbe2a8b3aad5882d2a8"   # the reference commit that defines it
     def stored(self, text: str) -> str:
-        "The 72-hex stored form (float32 scale 1.0, then the 32 bytes)."
+        """The 72-hex stored form (float32 scale 1.0, then the 32 bytes).
+
+        Args:
+            text (str)
+        """
         return "3f800000" + hashlib.sha256(("0|" + text).encode("utf-8")).hexdigest()
     def encode(self, texts, progress: bool = False) -> np.ndarray:
         rows = [np.frombuffer(hashlib.sha256(("0|" + t).encode("utf-8")).digest(), np.int8) for t in texts]
@@ -29,12 +33,21 @@ class DeterministicEmbedder:
 
 # %% ../../nbs/32_retrieval.ipynb #d40f2ae2
 def quantize(v: np.ndarray) -> str:
-    "The int8 stored form of a vector: float32 big-endian scale max|v|/127, then round(v / scale) as signed bytes."
+    """The int8 stored form of a vector: float32 big-endian scale max|v|/127, then round(v / scale) as signed bytes.
+
+    Args:
+        v (np.ndarray)
+    """
     scale = np.float32(max(float(np.abs(v).max()), 1e-12) / 127)
     return struct.pack(">f", scale).hex() + np.clip(np.rint(v / scale), -127, 127).astype(np.int8).tobytes().hex()
 
 def embed_corpus(corpus, embedder):
-    "The corpus with every event's embeddings stored in the production format, and the model pinned."
+    """The corpus with every event's embeddings stored in the production format, and the model pinned.
+
+    Args:
+        corpus
+        embedder
+    """
     from coretex.evaluator.corpus import Corpus
     stored = getattr(embedder, "stored", None) or (lambda t: quantize(embedder.encode([t])[0]))
     layout = {"dim": embedder.dim, "quantization": "int8", "headerBytes": 9}
@@ -49,11 +62,21 @@ def embed_corpus(corpus, embedder):
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 def tokenize(text: str) -> list:
-    "The protocol's BM25 tokens: lower-case [a-z0-9]+ runs longer than one character."
+    """The protocol's BM25 tokens: lower-case [a-z0-9]+ runs longer than one character.
+
+    Args:
+        text (str)
+    """
     return [t for t in _TOKEN.findall(text.lower()) if len(t) > 1]
 
 class BM25Index:
-    "BM25 (Lucene idf) over a fixed list of documents, as per-term posting arrays of exact weights."
+    """BM25 (Lucene idf) over a fixed list of documents, as per-term posting arrays of exact weights.
+
+    Args:
+        texts
+        k1 (float, default 1.2)
+        b (float, default 0.75)
+    """
     def __init__(self, texts, k1: float = 1.2, b: float = 0.75):
         self.n, postings, dl = len(texts), {}, np.zeros(len(texts))
         for j, t in enumerate(texts):
@@ -69,13 +92,22 @@ class BM25Index:
 
     @classmethod
     def from_postings(cls, n: int, postings) -> "BM25Index":
-        "The index over `n` documents whose postings (term -> (doc indices, weights)) were computed before (a packed corpus's)."
+        """The index over `n` documents whose postings (term -> (doc indices, weights)) were computed before (a packed corpus's).
+
+        Args:
+            n (int)
+            postings
+        """
         out = cls.__new__(cls)
         out.n, out.postings = n, postings
         return out
 
     def scores(self, text: str) -> np.ndarray:
-        "BM25 score of every document for the query `text` (0 where no term matches)."
+        """BM25 score of every document for the query `text` (0 where no term matches).
+
+        Args:
+            text (str)
+        """
         out = np.zeros(self.n)
         for tok in dict.fromkeys(tokenize(text)):
             if tok in self.postings: idx, w = self.postings[tok]; out[idx] += w
@@ -83,7 +115,12 @@ class BM25Index:
 
 # %% ../../nbs/32_retrieval.ipynb #aeca7056
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    "Indices of the k highest scores, score descending then index ascending."
+    """Indices of the k highest scores, score descending then index ascending.
+
+    Args:
+        scores (np.ndarray)
+        k (int)
+    """
     k = min(k, len(scores))
     if k <= 0: return np.zeros(0, int)
     part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
@@ -92,19 +129,38 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.lexsort((part, -scores[part]))][:k]
 
 def ranked(scores: np.ndarray, member: np.ndarray, k: int) -> np.ndarray:
-    "Indices of the members, score descending then index ascending, at most k."
+    """Indices of the members, score descending then index ascending, at most k.
+
+    Args:
+        scores (np.ndarray)
+        member (np.ndarray)
+        k (int)
+    """
     idx = np.flatnonzero(member)
     return idx[np.lexsort((idx, -scores[idx]))][:max(k, 0)]
 
 # %% ../../nbs/32_retrieval.ipynb #4383348d
 def dense_cosines(doc_vecs: np.ndarray, inv_norms: np.ndarray, q: np.ndarray) -> np.ndarray:
-    "Stage-1 cosine of every document: dot x float32 inverse doc norm x inverse query norm, in doubles."
+    """Stage-1 cosine of every document: dot x float32 inverse doc norm x inverse query norm, in doubles.
+
+    Args:
+        doc_vecs (np.ndarray)
+        inv_norms (np.ndarray)
+        q (np.ndarray)
+    """
     q64 = q.astype(np.float64)
     qn = float(q64 @ q64)
     return (doc_vecs.astype(np.float64) @ q64) * inv_norms * (1 / math.sqrt(qn) if qn > 0 else 0.0)
 
 def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weight: float) -> None:
-    "Add weight x the min-max score of a ranked list to its members (an all-equal list gives 1)."
+    """Add weight x the min-max score of a ranked list to its members (an all-equal list gives 1).
+
+    Args:
+        fused (np.ndarray)
+        idx (np.ndarray)
+        scores (np.ndarray)
+        weight (float)
+    """
     if len(idx) == 0 or weight == 0: return
     lo, span = scores[idx[-1]], scores[idx[0]] - scores[idx[-1]]
     fused[idx] += weight * ((scores[idx] - lo) / span if span > 0 else 1.0)
@@ -112,13 +168,30 @@ def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weigh
 # %% ../../nbs/32_retrieval.ipynb #4a3dabb3
 @dataclass(frozen=True)
 class StageOneIndex:
-    "What stage 1 reads of a corpus: document vectors in id order, their inverse norms (float32 values, as doubles), BM25."
+    """What stage 1 reads of a corpus: document vectors in id order, their inverse norms (float32 values, as doubles), BM25.
+
+    Attributes:
+        doc_vecs (np.ndarray)
+        inv_norms (np.ndarray)
+        bm25 (BM25Index)
+    """
     doc_vecs: np.ndarray
     inv_norms: np.ndarray
     bm25: BM25Index
 
 class FirstStage:
-    "The reference's hybrid first stage over a corpus's public index (documents in id order), cached per query."
+    """The reference's hybrid first stage over a corpus's public index (documents in id order), cached per query.
+
+    Args:
+        corpus
+        embedder (default None)
+        top_k (int, default 3200)
+        mode (str, default 'hybrid')
+        dense_weight (float, default 1.0)
+        lexical_weight (float, default 1.0)
+        progress (bool, default False)
+        index (StageOneIndex | None, default None)
+    """
     def __init__(self, corpus, embedder=None, top_k: int = 3200, mode: str = "hybrid", dense_weight: float = 1.0,
                  lexical_weight: float = 1.0, progress: bool = False, index: StageOneIndex|None = None):
         if mode not in ("hybrid", "dense", "lexical"): raise ValueError(f"firstStageMode {mode!r} is not dense, lexical or hybrid")
@@ -144,23 +217,39 @@ class FirstStage:
         return np.stack(rows)
 
     def query_vector(self, text: str) -> np.ndarray:
-        "The embedder's vector of a query text (cached)."
+        """The embedder's vector of a query text (cached).
+
+        Args:
+            text (str)
+        """
         if ("v", text) not in self._cache: self._cache[("v", text)] = self.embedder.encode([text])[0]
         return self._cache[("v", text)]
 
     def event_vector(self, event: dict) -> np.ndarray:
-        "A query event's vector: the stored one when the corpus carries it, else the embedder's."
+        """A query event's vector: the stored one when the corpus carries it, else the embedder's.
+
+        Args:
+            event (dict)
+        """
         v = self.corpus.query_vector(event)
         return v if v is not None else self.query_vector(event["queryText"])
 
     def prime(self, texts) -> None:
-        "Embed many query texts in one batch (what a pack evaluation does first)."
+        """Embed many query texts in one batch (what a pack evaluation does first).
+
+        Args:
+            texts
+        """
         todo = [t for t in dict.fromkeys(texts) if ("v", t) not in self._cache]
         if todo and self.embedder is not None:
             for t, v in zip(todo, self.embedder.encode(todo)): self._cache[("v", t)] = v
 
     def retrieve(self, event: dict) -> np.ndarray:
-        "Document indices of the stage-1 list of a query event, best first."
+        """Document indices of the stage-1 list of a query event, best first.
+
+        Args:
+            event (dict)
+        """
         key = ("s", event["id"], event["queryText"])
         if key not in self._cache:
             n, text = len(self.corpus.doc_ids), event["queryText"]

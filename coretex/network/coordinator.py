@@ -25,14 +25,32 @@ from .intake import IntakeError, Refusal, Submission, parse_submission
 
 # %% ../../nbs/54_coordinator.ipynb #e3a2f8e1
 def seal(signer: Signer, epoch_id: int, salt: bytes, secret: bytes) -> bytes:
-    "`secret` XOR a pad only the signing key can make; sealing twice opens it."
+    """`secret` XOR a pad only the signing key can make; sealing twice opens it.
+
+    Args:
+        signer (Signer)
+        epoch_id (int)
+        salt (bytes)
+        secret (bytes)
+    """
     pad = keccak256(b"coretex-epoch-seal-v1", bytes(signer._account.key), u64be(epoch_id), salt)   # the key never leaves the process
     return bytes(a ^ b for a, b in zip(secret, pad))
 
 # %% ../../nbs/54_coordinator.ipynb #cc212624
 @dataclass(frozen=True)
 class Epoch:
-    "An epoch as the coordinator reads it; the secret stays in the store."
+    """An epoch as the coordinator reads it; the secret stays in the store.
+
+    Attributes:
+        id (int)
+        root (str)
+        commitment (str)
+        open (bool)
+        credited (tuple)
+        frontier (str): activeFrontierRoot the receipts sign: the network's pin, or the epoch's opening root
+        opening (str, default ''): the root the epoch opened on (its parentStateRoot pin)
+        roots (tuple, default ()): the confirmed roots: the opening one, then each credited child, in order
+    """
     id: int
     root: str
     commitment: str
@@ -53,7 +71,26 @@ _DOC = {"id": "_id", "epoch_id": "epochId", "parent_root": "parentRoot", "patch_
 
 @dataclass(frozen=True)
 class Job:
-    "One accepted submission on its way to a verdict."
+    """One accepted submission on its way to a verdict.
+
+    Attributes:
+        id (str)
+        status (str)
+        miner (str)
+        patch (str)
+        epoch_id (int)
+        parent_root (str)
+        patch_hash (str)
+        dedup_key (str)
+        received_at_block (int)
+        target_block (int)
+        blockhash (str | None, default None)
+        error (str | None, default None)
+        owner (str | None, default None): the worker holding the job's lease
+        lease (float, default 0.0): when that lease runs out (Unix seconds; 0: nobody holds it)
+        source (str | None, default None): who submitted it: the client address key (`client_key`) of its HTTP request
+        turn (int | None, default None): its place in the fair queue (see `next_turn`)
+    """
     id: str
     status: str
     miner: str
@@ -79,16 +116,30 @@ class Job:
 
 # %% ../../nbs/54_coordinator.ipynb #2b92ccec
 def job_id(dedup: str, received: int) -> str:
-    "A job's id: the first 16 bytes of keccak(dedupKey || receivedAtBlock in decimal), as hex."
+    """A job's id: the first 16 bytes of keccak(dedupKey || receivedAtBlock in decimal), as hex.
+
+    Args:
+        dedup (str)
+        received (int)
+    """
     return to_hex(keccak256(dedup.encode(), str(received).encode()))[:34]
 
 # %% ../../nbs/54_coordinator.ipynb #cc46872d
 class CoordinatorStore:
-    "The coordinator's MongoDB collections behind typed reads and the few writes the protocol allows."
+    """The coordinator's MongoDB collections behind typed reads and the few writes the protocol allows.
+
+    Args:
+        db
+        signer (Signer)
+    """
     def __init__(self, db, signer: Signer): self.db, self.signer = db, signer
 
     def keep_state(self, words) -> str:
-        "Store a state under its root (once); the root."
+        """Store a state under its root (once); the root.
+
+        Args:
+            words
+        """
         root = to_hex(state_root(words))
         self.db.states.update_one({"_id": root}, {"$setOnInsert": {"state": state_bytes(words).hex()}}, upsert=True)
         return root
@@ -98,7 +149,14 @@ class CoordinatorStore:
 # %% ../../nbs/54_coordinator.ipynb #34d4b4ce
 @patch_to(CoordinatorStore)
 def open_epoch(self, epoch_id: int, words, secret: bytes, frontier_root: bytes|None = None) -> str:
-    "Store an open epoch on a parent state, its secret sealed; returns the secret's commitment."
+    """Store an open epoch on a parent state, its secret sealed; returns the secret's commitment.
+
+    Args:
+        epoch_id (int)
+        words
+        secret (bytes)
+        frontier_root (bytes | None, default None)
+    """
     c, root, salt = to_hex(secret_commitment(secret)), self.keep_state(words), os.urandom(32)
     doc = {"_id": epoch_id, "root": root, "sealed": to_hex(seal(self.signer, epoch_id, salt, secret)), "salt": to_hex(salt),
            "commitment": c, "open": True, "credited": [], "frontier": to_hex(frontier_root) if frontier_root else root,
@@ -114,7 +172,11 @@ def epoch(self, epoch_id: int) -> Epoch|None:
 
 @patch_to(CoordinatorStore)
 def secret(self, epoch_id: int) -> bytes:
-    "The epoch's secret, opened with the signing key (ValueError if this key did not seal it)."
+    """The epoch's secret, opened with the signing key (ValueError if this key did not seal it).
+
+    Args:
+        epoch_id (int)
+    """
     d = self.db.epochs.find_one({"_id": epoch_id})
     s = seal(self.signer, epoch_id, from_hex(d["salt"]), from_hex(d["sealed"]))
     if to_hex(secret_commitment(s)) != d["commitment"]: raise ValueError(f"this signing key did not seal epoch {epoch_id}'s secret")
@@ -123,7 +185,12 @@ def secret(self, epoch_id: int) -> bytes:
 # %% ../../nbs/54_coordinator.ipynb #014e9fcd
 @patch_to(CoordinatorStore)
 def credit(self, job: Job, child_root: str) -> bool:
-    "Move the epoch's parent to `child_root`, list the job as credited and the child as confirmed, only while the parent is still the job's."
+    """Move the epoch's parent to `child_root`, list the job as credited and the child as confirmed, only while the parent is still the job's.
+
+    Args:
+        job (Job)
+        child_root (str)
+    """
     # Once: the update moves the root off the job's parent, so a replay cannot match. (nx-27017 evaluates
     # `{"credited": {"$nin": [...]}}` beside an `_id` against the wrong document, so no array test is used.)
     q = {"_id": job.epoch_id, "root": job.parent_root}
@@ -131,7 +198,11 @@ def credit(self, job: Job, child_root: str) -> bool:
 
 @patch_to(CoordinatorStore)
 def reveal(self, epoch_id: int) -> tuple|None:
-    "Close an epoch and publish its secret: (secret, commitment), or None if there is no such epoch."
+    """Close an epoch and publish its secret: (secret, commitment), or None if there is no such epoch.
+
+    Args:
+        epoch_id (int)
+    """
     if self.epoch(epoch_id) is None: return None
     s = self.secret(epoch_id)
     d = self.db.epochs.find_one_and_update({"_id": epoch_id}, {"$set": {"open": False, "secret": to_hex(s)}})
@@ -142,7 +213,11 @@ _STAMP = {"running": "scoringStartedAt", "done": "finishedAt", "failed": "failed
 
 @patch_to(CoordinatorStore)
 def add_job(self, job: Job|dict) -> None:
-    "Store a job (or a job's document, as its claim holds it) once: storing it again, as after a crash, changes nothing."
+    """Store a job (or a job's document, as its claim holds it) once: storing it again, as after a crash, changes nothing.
+
+    Args:
+        job (Job | dict)
+    """
     doc = {**job.doc(), "createdAt": datetime.now(timezone.utc)} if isinstance(job, Job) else job
     self.db.jobs.update_one({"_id": doc["_id"]}, {"$setOnInsert": {k: v for k, v in doc.items() if k != "_id"}}, upsert=True)
 
@@ -153,14 +228,23 @@ def job(self, job_id: str) -> Job|None:
 
 @patch_to(CoordinatorStore)
 def job_json(self, job_id: str) -> dict|None:
-    "A job as the HTTP layer shows it: its fields, times as ISO 8601 with the UTC offset."
+    """A job as the HTTP layer shows it: its fields, times as ISO 8601 with the UTC offset.
+
+    Args:
+        job_id (str)
+    """
     d = aware(self.db.jobs.find_one({"_id": job_id}, {"source": 0, "turn": 0}), TIMES)   # who sent it and its place in the queue stay here
     return d and {k: (v.isoformat() if isinstance(v, datetime) else v) for k, v in d.items()}
 
 # %% ../../nbs/54_coordinator.ipynb #6a3ceb8a
 @patch_to(CoordinatorStore)
 def set_blockhash(self, job_id: str, h: str) -> Job:
-    "Store the drawn blockhash once; a second draw cannot replace it."
+    """Store the drawn blockhash once; a second draw cannot replace it.
+
+    Args:
+        job_id (str)
+        h (str)
+    """
     self.db.jobs.update_one({"_id": job_id, "blockhash": None}, {"$set": {"blockhash": h, "drawnAt": datetime.now(timezone.utc)}})
     return self.job(job_id)
 
@@ -179,7 +263,12 @@ LEASE_TERM = 10.0   # seconds a job stays leased unless renewed; a holder renews
 
 @patch_to(CoordinatorStore)
 def take(self, owner: str, term: float = LEASE_TERM) -> Job|None:
-    "Lease the first unfinished job that nobody holds, by turn and then age, to `owner`, in one atomic update; None if there is none."
+    """Lease the first unfinished job that nobody holds, by turn and then age, to `owner`, in one atomic update; None if there is none.
+
+    Args:
+        owner (str)
+        term (float, default LEASE_TERM)
+    """
     now = time.time()
     d = self.db.jobs.find_one_and_update({"status": {"$in": ["pending", "running"]}, "lease": {"$lt": now}},
                                          {"$set": {"owner": owner, "lease": now + term}}, sort=[("turn", 1), ("createdAt", 1)],
@@ -188,18 +277,33 @@ def take(self, owner: str, term: float = LEASE_TERM) -> Job|None:
 
 @patch_to(CoordinatorStore)
 def renew(self, job_id: str, owner: str, term: float = LEASE_TERM) -> bool:
-    "Extend `owner`'s lease on a job; False if it no longer holds it."
+    """Extend `owner`'s lease on a job; False if it no longer holds it.
+
+    Args:
+        job_id (str)
+        owner (str)
+        term (float, default LEASE_TERM)
+    """
     return self.db.jobs.update_one({"_id": job_id, "owner": owner}, {"$set": {"lease": time.time() + term}}).modified_count == 1
 
 @patch_to(CoordinatorStore)
 def let_go(self, job_id: str, owner: str) -> None:
-    "Give a job back: the next `take` may have it at once (a finished job stays finished; `take` skips it by status)."
+    """Give a job back: the next `take` may have it at once (a finished job stays finished; `take` skips it by status).
+
+    Args:
+        job_id (str)
+        owner (str)
+    """
     self.db.jobs.update_one({"_id": job_id, "owner": owner}, {"$set": {"owner": None, "lease": 0.0}})
 
 # %% ../../nbs/54_coordinator.ipynb #05acca3e
 @patch_to(CoordinatorStore)
 def next_turn(self, source: str) -> int:
-    "The turn of a new job from `source`: one after that source's last job still waiting, and never before the queue's front."
+    """The turn of a new job from `source`: one after that source's last job still waiting, and never before the queue's front.
+
+    Args:
+        source (str)
+    """
     waiting = {"status": {"$in": ["pending", "running"]}}
     front = (self.db.jobs.find_one(waiting, {"turn": 1}, sort=[("turn", 1)]) or {}).get("turn") or 0
     last = self.db.jobs.find_one({**waiting, "source": source}, {"turn": 1}, sort=[("turn", -1)])
@@ -208,14 +312,23 @@ def next_turn(self, source: str) -> int:
 # %% ../../nbs/54_coordinator.ipynb #a94678ed
 @patch_to(CoordinatorStore)
 def claim(self, job: Job) -> dict|None:
-    "Mark the job's (epoch, parent, patchHash) in flight, the job inside the mark, in one insert; None, or the claim already there."
+    """Mark the job's (epoch, parent, patchHash) in flight, the job inside the mark, in one insert; None, or the claim already there.
+
+    Args:
+        job (Job)
+    """
     now = datetime.now(timezone.utc)
     try: self.db.inflight.insert_one({"_id": job.inflight, "job": {**job.doc(), "createdAt": now}, "at": now}); return None
     except pymongo.errors.DuplicateKeyError: return self.db.inflight.find_one({"_id": job.inflight}) or {"_id": job.inflight, "job": None}
 
 @patch_to(CoordinatorStore)
 def release(self, key: str, job_id: str) -> None:
-    "Give back the in-flight mark `key` if job `job_id` holds it."
+    """Give back the in-flight mark `key` if job `job_id` holds it.
+
+    Args:
+        key (str)
+        job_id (str)
+    """
     self.db.inflight.delete_one({"_id": key, "job._id": job_id})
 
 # %% ../../nbs/54_coordinator.ipynb #879fd5fc
@@ -226,7 +339,13 @@ def verdict(self, dedup: str) -> dict|None:
 
 @patch_to(CoordinatorStore)
 def save_verdict(self, dedup: str, envelope: dict, job_id: str) -> dict:
-    "Cache a verdict under its dedupKey; the first one stored wins and is returned."
+    """Cache a verdict under its dedupKey; the first one stored wins and is returned.
+
+    Args:
+        dedup (str)
+        envelope (dict)
+        job_id (str)
+    """
     self.db.results.update_one({"_id": dedup}, {"$setOnInsert": {"envelope": envelope, "jobId": job_id}}, upsert=True)
     return self.verdict(dedup)
 
@@ -237,7 +356,18 @@ def signed(self) -> list:
 
 # %% ../../nbs/54_coordinator.ipynb #e4032e7c
 class Coordinator:
-    "Receives patches, draws their packs from a future block, evaluates, signs and caches verdicts."
+    """Receives patches, draws their packs from a future block, evaluates, signs and caches verdicts.
+
+    Args:
+        db
+        chain (Chain)
+        evaluator
+        signer (Signer)
+        confirmations (int, default 2)
+        block_timeout (float, default 300.0)
+        contract (str, default BOTCOIN_MINING_V4.verifying_contract): the mining contract receipts are signed for
+        screener_cap (int, default 50): screener passes signed per miner per epoch
+    """
     def __init__(self, db, chain: Chain, evaluator, signer: Signer, confirmations: int = 2, block_timeout: float = 300.0,
                  contract: str = BOTCOIN_MINING_V4.verifying_contract,  # the mining contract receipts are signed for
                  screener_cap: int = 50):                               # screener passes signed per miner per epoch
@@ -247,7 +377,14 @@ class Coordinator:
         self.contract, self.screener_cap, self._domain = contract, screener_cap, None
 
     def open_epoch(self, epoch_id: int, parent_words, secret: bytes, frontier_root: bytes|None = None) -> str:
-        "Open an epoch on a parent state; returns the secret's commitment (published). Receipts sign `frontier_root` as activeFrontierRoot (the network's pin; a coordinator on its own pins the opening root)."
+        """Open an epoch on a parent state; returns the secret's commitment (published). Receipts sign `frontier_root` as activeFrontierRoot (the network's pin; a coordinator on its own pins the opening root).
+
+        Args:
+            epoch_id (int)
+            parent_words
+            secret (bytes)
+            frontier_root (bytes | None, default None)
+        """
         return self.store.open_epoch(epoch_id, parent_words, secret, frontier_root)
 
 # %% ../../nbs/54_coordinator.ipynb #c5765e2f
@@ -259,21 +396,33 @@ def domain(self) -> Domain:
 
 # %% ../../nbs/54_coordinator.ipynb #2d1a6838
 def submission_keys(sub: Submission) -> tuple:
-    "(patchHash, dedupKey) of a submission as hex, both over its semantic bytes (scoreDelta zeroed)."
+    """(patchHash, dedupKey) of a submission as hex, both over its semantic bytes (scoreDelta zeroed).
+
+    Args:
+        sub (Submission)
+    """
     sem = semantic_bytes(sub.data)
     return to_hex(patch_hash(sem)), to_hex(dedup_key(sub.patch.parent_root, sem))
 
 # %% ../../nbs/54_coordinator.ipynb #c831e9fe
 @patch_to(Coordinator)
 def open_epoch_of(self, epoch_id: int) -> Epoch:
-    "The open epoch `epoch_id`; IntakeError 404 if there is none or it is closed."
+    """The open epoch `epoch_id`; IntakeError 404 if there is none or it is closed.
+
+    Args:
+        epoch_id (int)
+    """
     ep = self.store.epoch(epoch_id)
     if ep is None or not ep.open: raise IntakeError(404, "unknown_epoch", f"epoch {epoch_id} is not open")
     return ep
 
 @patch_to(Coordinator)
 def cached(self, dedup: str) -> dict|None:
-    "The answer to a submission whose dedupKey already has a verdict: that verdict, marked cached."
+    """The answer to a submission whose dedupKey already has a verdict: that verdict, marked cached.
+
+    Args:
+        dedup (str)
+    """
     env = self.store.verdict(dedup)
     if env is None: return None
     return {"status": "done", "cached": True, "dedupKey": dedup, "outcome": env["outcome"], "envelope": self.published(env)}
@@ -282,24 +431,41 @@ def cached(self, dedup: str) -> dict|None:
 SEALED = ("evaluation", "artifact", "parentState", "reasons")   # kept until the epoch's secret is revealed
 
 def verdict_code(env: dict) -> str:
-    "A rejected verdict's stable code: the coordinator's own, or the evaluator's without the pack's reason."
+    """A rejected verdict's stable code: the coordinator's own, or the evaluator's without the pack's reason.
+
+    Args:
+        env (dict)
+    """
     return env.get("code") or (env["reasons"][0].split(":")[0] if env.get("reasons") else "rejected")
 
 def public_verdict(env: dict) -> dict:
-    "A verdict as anyone may read it before its epoch's reveal: nothing of the packs, seeds, scores or pack reasons."
+    """A verdict as anyone may read it before its epoch's reveal: nothing of the packs, seeds, scores or pack reasons.
+
+    Args:
+        env (dict)
+    """
     out = {k: v for k, v in env.items() if k not in SEALED}
     return out | {"code": verdict_code(env)} if env["status"] == "rejected" else out
 
 @patch_to(Coordinator)
 def published(self, env: dict) -> dict:
-    "A verdict as the coordinator shows it: whole once its epoch's secret is revealed, its `public_verdict` until then."
+    """A verdict as the coordinator shows it: whole once its epoch's secret is revealed, its `public_verdict` until then.
+
+    Args:
+        env (dict)
+    """
     ep = self.store.epoch(env["epochId"])
     return env if ep is not None and not ep.open else public_verdict(env)
 
 # %% ../../nbs/54_coordinator.ipynb #ec591467
 @patch_to(Coordinator)
 def check_applies(self, ep: Epoch, sub: Submission) -> None:
-    "IntakeError with the protocol's code (E01-E05) if the patch does not apply to the epoch's state."
+    """IntakeError with the protocol's code (E01-E05) if the patch does not apply to the epoch's state.
+
+    Args:
+        ep (Epoch)
+        sub (Submission)
+    """
     try: apply_patch(self.store.state(ep.root), sub.data, self.ev.pipeline)
     except PatchError as e: raise IntakeError(400, e.code, e.reason) from None
 
@@ -312,7 +478,11 @@ def head(self) -> int:
 # %% ../../nbs/54_coordinator.ipynb #cbedbc1b
 @patch_to(CoordinatorStore)
 def settle(self, held: dict) -> str|None:
-    "The id of the job a claim holds, that job stored again if a crash lost it; None, the claim released, if it holds nothing (its job finished, or a claim from before claims held their job)."
+    """The id of the job a claim holds, that job stored again if a crash lost it; None, the claim released, if it holds nothing (its job finished, or a claim from before claims held their job).
+
+    Args:
+        held (dict)
+    """
     job = held.get("job")
     if job is None: self.db.inflight.delete_one({"_id": held["_id"], "job": None}); return None
     d = self.db.jobs.find_one({"_id": job["_id"]}, {"status": 1})
@@ -327,7 +497,11 @@ def restore(self) -> list:
 
 @patch_to(Coordinator)
 def enqueue(self, job: Job) -> None:
-    "Claim the job's (epoch, parent, patchHash), the job inside the claim, then store the job; IntakeError 409 naming the job already in flight."
+    """Claim the job's (epoch, parent, patchHash), the job inside the claim, then store the job; IntakeError 409 naming the job already in flight.
+
+    Args:
+        job (Job)
+    """
     for _ in range(3):   # a claim that holds nothing any more is released, and the claim tried again
         if (held := self.store.claim(job)) is None: return self.store.add_job(job)
         if (other := self.store.settle(held)) is not None:
@@ -337,7 +511,13 @@ def enqueue(self, job: Job) -> None:
 # %% ../../nbs/54_coordinator.ipynb #12d4ac12
 @patch_to(Coordinator)
 def accept(self, sub: Submission, ep: Epoch|None = None, source: str = "") -> dict:
-    "A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read) from `source`; IntakeError otherwise."
+    """A queued job or a cached verdict for a well-formed submission (to `ep`, its open epoch, if already read) from `source`; IntakeError otherwise.
+
+    Args:
+        sub (Submission)
+        ep (Epoch | None, default None)
+        source (str, default '')
+    """
     ep = ep or self.open_epoch_of(sub.epoch_id)
     ph, dk = submission_keys(sub)
     if (hit := self.cached(dk)) is not None: return hit
@@ -350,7 +530,13 @@ def accept(self, sub: Submission, ep: Epoch|None = None, source: str = "") -> di
 
 @patch_to(Coordinator)
 def intake(self, miner, patch_hex, epoch_id) -> dict:
-    "`accept` on loose values: a queued job, a cached verdict, or an IntakeError."
+    """`accept` on loose values: a queued job, a cached verdict, or an IntakeError.
+
+    Args:
+        miner
+        patch_hex
+        epoch_id
+    """
     sub = parse_submission({"miner": miner, "patch": patch_hex, "epochId": epoch_id})
     if isinstance(sub, Refusal): raise IntakeError(sub.status, sub.code, sub.message)
     return self.accept(sub)
@@ -358,7 +544,11 @@ def intake(self, miner, patch_hex, epoch_id) -> dict:
 # %% ../../nbs/54_coordinator.ipynb #3d638a51
 @patch_to(Coordinator)
 def draw(self, job_id: str) -> Job:
-    "The job with its blockhash drawn and stored (read from the chain once, at confirmation depth)."
+    """The job with its blockhash drawn and stored (read from the chain once, at confirmation depth).
+
+    Args:
+        job_id (str)
+    """
     job = self.store.job(job_id)
     if job.blockhash: return job
     try: h = wait_for_block(self.chain, job.target_block, self.confirmations, self.block_timeout)
@@ -367,7 +557,12 @@ def draw(self, job_id: str) -> Job:
 
 @patch_to(Coordinator)
 def fail(self, job_id: str, err: BaseException) -> None:
-    "Record a job as failed, with the error's class and message, and release its in-flight mark."
+    """Record a job as failed, with the error's class and message, and release its in-flight mark.
+
+    Args:
+        job_id (str)
+        err (BaseException)
+    """
     job = self.store.job(job_id)
     self.store.mark(job_id, "failed", f"{err.__class__.__name__}: {str(err)[:300]}")
     self.store.release(job.inflight, job.id)
@@ -375,14 +570,24 @@ def fail(self, job_id: str, err: BaseException) -> None:
 # %% ../../nbs/54_coordinator.ipynb #8fac4401
 @patch_to(Coordinator)
 def epoch_context(self, ep: Epoch) -> EpochContext:
-    "The epoch's pins that its receipts sign."
+    """The epoch's pins that its receipts sign.
+
+    Args:
+        ep (Epoch)
+    """
     return EpochContext(ep.id, self.ev.corpus.root, self.ev.bundle_hash, from_hex(ep.frontier), from_hex(ep.commitment),
                         self.ev.profile.replay_tolerance_ppm, self.offset, DEFAULT_WORK_POLICY_HASH, RULES_VERSION)
 
 # %% ../../nbs/54_coordinator.ipynb #c5f2a1f8
 @patch_to(Coordinator)
 def sign(self, job: Job, rep, parent) -> dict:
-    "The signed envelope of a job's evaluation report, with the parent state a replay rescores on."
+    """The signed envelope of a job's evaluation report, with the parent state a replay rescores on.
+
+    Args:
+        job (Job)
+        rep
+        parent
+    """
     draw = Draw(job.received_at_block, job.target_block, from_hex(job.blockhash))
     env = sign_evaluation(rep, from_hex(job.dedup_key), self.ev.profile.screener_threshold_ppm, job.miner, from_hex(job.patch), draw,
                           self.epoch_context(self.store.epoch(job.epoch_id)), mirrored_cursor(self.store.signed(), job.miner, job.epoch_id),
@@ -392,7 +597,13 @@ def sign(self, job: Job, rep, parent) -> dict:
 
 @patch_to(Coordinator)
 def advance(self, job: Job, parent, env: dict) -> None:
-    "Credit a STATE_ADVANCE to the job's epoch: the child state kept, the epoch's root moved to it (once)."
+    """Credit a STATE_ADVANCE to the job's epoch: the child state kept, the epoch's root moved to it (once).
+
+    Args:
+        job (Job)
+        parent
+        env (dict)
+    """
     if env["outcome"] != "STATE_ADVANCE": return
     child = apply_patch(parent, from_hex(job.patch), self.ev.pipeline)
     self.store.credit(job, self.store.keep_state(child.words))
@@ -403,7 +614,13 @@ HOLD_TERM = 30.0   # seconds a signing hold lasts when its holder dies without l
 @patch_to(CoordinatorStore)
 @contextmanager
 def signing(self, miner: str, term: float = HOLD_TERM, poll: float = 0.01):
-    "Hold `miner`'s receipt chain while one receipt is decided and signed: one holder at a time, across processes."
+    """Hold `miner`'s receipt chain while one receipt is decided and signed: one holder at a time, across processes.
+
+    Args:
+        miner (str)
+        term (float, default HOLD_TERM)
+        poll (float, default 0.01)
+    """
     key, token = f"sign:{miner}", os.urandom(8).hex()
     while True:
         now = time.time()
@@ -416,7 +633,12 @@ def signing(self, miner: str, term: float = HOLD_TERM, poll: float = 0.01):
 
 @patch_to(CoordinatorStore)
 def screeners(self, miner: str, epoch_id: int) -> int:
-    "How many screener-pass receipts `miner` has been signed in epoch `epoch_id`."
+    """How many screener-pass receipts `miner` has been signed in epoch `epoch_id`.
+
+    Args:
+        miner (str)
+        epoch_id (int)
+    """
     return self.db.results.count_documents({"envelope.status": "accepted", "envelope.outcome": "SCREENER_PASS",
                                             "envelope.miner": miner, "envelope.epochId": epoch_id})
 
@@ -424,19 +646,35 @@ def screeners(self, miner: str, epoch_id: int) -> int:
 STALE_PARENT, SCREENER_CAP_EXCEEDED = "W02_STALE_PARENT_AT_SIGNING", "CoreTexScreenerCapExceeded"
 
 def refused_verdict(job: Job, code: str, **extra) -> dict:
-    "The verdict of a job the coordinator will not sign: the protocol's code, no evaluation, no scores."
+    """The verdict of a job the coordinator will not sign: the protocol's code, no evaluation, no scores.
+
+    Args:
+        job (Job)
+        code (str)
+        **extra
+    """
     return {"status": "rejected", "outcome": "REJECT", "epochId": job.epoch_id, "miner": job.miner, "dedupKey": job.dedup_key,
             "patchHash": job.patch_hash, "code": code, "reasons": [code], **extra}
 
 @patch_to(Coordinator)
 def stale(self, job: Job) -> dict|None:
-    "The W02 verdict of a job whose epoch has moved off its parent; None while the parent is live."
+    """The W02 verdict of a job whose epoch has moved off its parent; None while the parent is live.
+
+    Args:
+        job (Job)
+    """
     root = self.store.epoch(job.epoch_id).root
     return None if root == job.parent_root else refused_verdict(job, STALE_PARENT, currentStateRoot=root)
 
 @patch_to(Coordinator)
 def settle(self, job: Job, rep, parent) -> dict:
-    "The job's verdict on its evaluation report, decided, signed and cached while its miner's receipt chain is held."
+    """The job's verdict on its evaluation report, decided, signed and cached while its miner's receipt chain is held.
+
+    Args:
+        job (Job)
+        rep
+        parent
+    """
     with self.store.signing(job.miner):
         if (env := self.store.verdict(job.dedup_key)) is not None: return env   # another holder of the job settled it first
         env = self.stale(job) if rep.outcome != "REJECT" else None
@@ -447,7 +685,11 @@ def settle(self, job: Job, rep, parent) -> dict:
 # %% ../../nbs/54_coordinator.ipynb #3b38db83
 @patch_to(Coordinator)
 def process(self, job_id: str) -> dict:
-    "Evaluate one job to its signed, cached verdict (resuming after a crash); the envelope."
+    """Evaluate one job to its signed, cached verdict (resuming after a crash); the envelope.
+
+    Args:
+        job_id (str)
+    """
     job = self.store.job(job_id)
     if job is None: raise KeyError(f"no job {job_id}")
     if job.status == "done": return self.store.verdict(job.dedup_key)
@@ -467,7 +709,13 @@ def process(self, job_id: str) -> dict:
 TRANSIENT = (pymongo.errors.ConnectionFailure,)
 
 def run_job(coord: Coordinator, job_id: str, log=print) -> str:
-    "Process one job whatever it raises: 'done', 'failed' (recorded on the job) or 'retry' (the database is away)."
+    """Process one job whatever it raises: 'done', 'failed' (recorded on the job) or 'retry' (the database is away).
+
+    Args:
+        coord (Coordinator)
+        job_id (str)
+        log (default print)
+    """
     try:
         env = coord.process(job_id)
         log(f"job {job_id}: {env['outcome']} " + (f"(gate {env['evaluation']['gate']['delta_ppm']} ppm)" if "evaluation" in env else f"({env['code']})"))
@@ -489,7 +737,15 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(4).hex()}"
 
 class Lease:
-    "A job held by one worker: renewed every third of its term on a thread of its own, given back on exit."
+    """A job held by one worker: renewed every third of its term on a thread of its own, given back on exit.
+
+    Args:
+        store (CoordinatorStore)
+        job_id (str)
+        owner (str)
+        term (float, default LEASE_TERM)
+        log (default print)
+    """
     def __init__(self, store: CoordinatorStore, job_id: str, owner: str, term: float = LEASE_TERM, log=print):
         self.store, self.job_id, self.owner, self.term, self.log, self._done = store, job_id, owner, term, log, threading.Event()
 
@@ -508,7 +764,16 @@ class Lease:
         except TRANSIENT: pass                              # not given back: the lease runs out by itself
 
 def work(coord: Coordinator, stop: threading.Event|None = None, poll: float = 0.5, log=print, once: bool = False, term: float = LEASE_TERM) -> None:
-    "Lease and evaluate jobs until `stop` is set (with `once`, until none is unfinished); no exception ends the loop."
+    """Lease and evaluate jobs until `stop` is set (with `once`, until none is unfinished); no exception ends the loop.
+
+    Args:
+        coord (Coordinator)
+        stop (threading.Event | None, default None)
+        poll (float, default 0.5)
+        log (default print)
+        once (bool, default False)
+        term (float, default LEASE_TERM)
+    """
     stop, owner, settled = stop or threading.Event(), worker_name(), None
     while not stop.is_set():
         try:

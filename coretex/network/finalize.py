@@ -32,14 +32,27 @@ class EpochFileError(ValueError):
 
 @dataclass(frozen=True)
 class EpochEvents:
-    "One epoch's registry events as verify-epoch reads them; any of them may be missing."
+    """One epoch's registry events as verify-epoch reads them; any of them may be missing.
+
+    Attributes:
+        epoch (int)
+        finalized (EpochFinalized | None)
+        patches (list): PatchAccepted, in log order
+        snapshot (StateSnapshot | None)
+    """
     epoch: int
     finalized: EpochFinalized|None
     patches: list          # PatchAccepted, in log order
     snapshot: StateSnapshot|None
 
     def verify(self, genesis_state=None, policy_atoms_mode: bool = False, strict: bool = False):
-        "verify_epoch over these events."
+        """verify_epoch over these events.
+
+        Args:
+            genesis_state (default None)
+            policy_atoms_mode (bool, default False)
+            strict (bool, default False)
+        """
         return verify_epoch(self.epoch, self.finalized, self.patches, self.snapshot, genesis_state, policy_atoms_mode, strict)
 
 def _from_logs(logs: dict) -> tuple:
@@ -51,7 +64,12 @@ def _from_logs(logs: dict) -> tuple:
 def epoch_events_of(d, # the file's JSON object
                     epoch: int|None = None, # the epoch to verify (default: the file's `epoch`)
                    ) -> EpochEvents:
-    "An epoch's events from a JSON object: decoded events or raw logs; EpochFileError naming the problem otherwise."
+    """An epoch's events from a JSON object: decoded events or raw logs; EpochFileError naming the problem otherwise.
+
+    Args:
+        d: the file's JSON object
+        epoch (int | None, default None): the epoch to verify (default: the file's `epoch`)
+    """
     if not isinstance(d, dict): raise EpochFileError("not a JSON object")
     epoch = d.get("epoch") if epoch is None else epoch
     if epoch is None: raise EpochFileError("it names no `epoch`; give the epoch to verify")
@@ -67,7 +85,12 @@ def epoch_events_of(d, # the file's JSON object
     return EpochEvents(epoch, finalized, patches, snapshot)
 
 def read_epoch_events(path, epoch: int|None = None) -> EpochEvents:
-    "`epoch_events_of` the JSON (optionally gzipped) file at `path`."
+    """`epoch_events_of` the JSON (optionally gzipped) file at `path`.
+
+    Args:
+        path
+        epoch (int | None, default None)
+    """
     import gzip
     try:
         with open(path, "rb") as f: raw = f.read()
@@ -78,7 +101,11 @@ def read_epoch_events(path, epoch: int|None = None) -> EpochEvents:
 
 # %% ../../nbs/56_finalize.ipynb #7ae0ca46
 def epoch_topic(epoch: int) -> str:
-    "The epoch as the registry's events index it: topic 1, a 32-byte big-endian word."
+    """The epoch as the registry's events index it: topic 1, a 32-byte big-endian word.
+
+    Args:
+        epoch (int)
+    """
     return "0x" + format(epoch, "064x")
 
 def epoch_logs(chain: Chain, # the node to ask
@@ -87,7 +114,15 @@ def epoch_logs(chain: Chain, # the node to ask
                epoch: int, # the epoch (topic 1)
                from_block: int = 0, # first block searched
               ) -> list:
-    "(topics, data) of the contract's `event` logs for `epoch`, in chain order (ChainError if the node fails)."
+    """(topics, data) of the contract's `event` logs for `epoch`, in chain order (ChainError if the node fails).
+
+    Args:
+        chain (Chain): the node to ask
+        address (str): the registry contract
+        event (str): a key of EVENT_TOPICS
+        epoch (int): the epoch (topic 1)
+        from_block (int, default 0): first block searched
+    """
     from web3 import Web3
     query = {"address": Web3.to_checksum_address(address), "fromBlock": from_block, "toBlock": "latest",
              "topics": [EVENT_TOPICS[event], epoch_topic(epoch)]}
@@ -95,7 +130,14 @@ def epoch_logs(chain: Chain, # the node to ask
     return [([to_hex(bytes(t)) for t in l["topics"]], to_hex(bytes(l["data"]))) for l in logs]
 
 def fetch_epoch_events(chain: Chain, address: str, epoch: int, from_block: int = 0) -> EpochEvents:
-    "An epoch's events read from the registry's logs on `chain`."
+    """An epoch's events read from the registry's logs on `chain`.
+
+    Args:
+        chain (Chain)
+        address (str)
+        epoch (int)
+        from_block (int, default 0)
+    """
     logs = lambda event: epoch_logs(chain, address, event, epoch, from_block)
     finalized, snapshot = logs("CortexEpochFinalized"), logs("CortexStateSnapshot")
     return EpochEvents(epoch, decode_epoch_finalized_log(*finalized[-1]) if finalized else None,
@@ -112,7 +154,11 @@ _RUNTIME = _HEAD(12 + len(_LOG_N(2))) + _LOG_N(2) + b"\x5b" + _LOG_N(3)         
 _DEPLOY = bytes([0x60, len(_RUNTIME), 0x80, 0x60, 11, 0x60, 0, 0x39, 0x60, 0, 0xF3]) + _RUNTIME            # CODECOPY, RETURN
 
 class LogEmitter:
-    "A contract on a test chain that emits whatever logs it is sent (LOG2 or LOG3); `block` is the one it was deployed in."
+    """A contract on a test chain that emits whatever logs it is sent (LOG2 or LOG3); `block` is the one it was deployed in.
+
+    Args:
+        chain (Chain)
+    """
     def __init__(self, chain: Chain):
         self.w3 = chain.w3
         self.sender = self.w3.eth.accounts[0]
@@ -121,13 +167,23 @@ class LogEmitter:
         self.address, self.block = receipt["contractAddress"], receipt["blockNumber"]   # its logs start at its block
 
     def emit(self, topics: list, data: str) -> None:
-        "Emit one log with `topics` (2 or 3, hex) and `data` (hex)."
+        """Emit one log with `topics` (2 or 3, hex) and `data` (hex).
+
+        Args:
+            topics (list)
+            data (str)
+        """
         call = bytes([len(topics)]) + b"".join(from_hex(t, 32, "topic") for t in topics) + from_hex(data)
         tx = self.w3.eth.send_transaction({"from": self.sender, "to": self.address, "data": call, "gas": 10_000_000})
         if self.w3.eth.wait_for_transaction_receipt(tx)["status"] != 1: raise RuntimeError("the log emitter reverted")
 
 def emit_epoch(emitter: LogEmitter, logs: dict) -> None:
-    "Emit an epoch's raw logs (the file form) as the registry would: topic 0 set to each event's topic hash."
+    """Emit an epoch's raw logs (the file form) as the registry would: topic 0 set to each event's topic hash.
+
+    Args:
+        emitter (LogEmitter)
+        logs (dict)
+    """
     as_event = lambda l, event: emitter.emit([EVENT_TOPICS[event], *l["topics"][1:]], l["data"])
     if logs.get("snapshot"): as_event(logs["snapshot"], "CortexStateSnapshot")
     for l in logs.get("patches", []): as_event(l, "CortexPatchAccepted")
@@ -136,13 +192,23 @@ def emit_epoch(emitter: LogEmitter, logs: dict) -> None:
 # %% ../../nbs/56_finalize.ipynb #4accc22e
 @dataclass(frozen=True)
 class Check:
-    "One line of verify-epoch's report."
+    """One line of verify-epoch's report.
+
+    Attributes:
+        ok (bool)
+        name (str)
+        detail (str)
+    """
     ok: bool; name: str; detail: str
 
 _STAGE = {"NO_FINALIZED_EVENT": 0, "NO_SNAPSHOT_OR_GENESIS": 1, "SNAPSHOT_DECODE_ERROR": 1}
 
 def epoch_checks(result) -> list:
-    "verify_epoch's answer as checks, in the order they were made."
+    """verify_epoch's answer as checks, in the order they were made.
+
+    Args:
+        result
+    """
     if not result.ok:
         done = [Check(True, "finalized event", "found")][:_STAGE[result.code]]
         return done + [Check(False, ("finalized event", "start state")[_STAGE[result.code]], f"{result.code} {result.message}")]
@@ -153,17 +219,29 @@ def epoch_checks(result) -> list:
            ] + [Check(False, "strict", f) for f in result.strict_failures]
 
 def failure_code(result) -> str|None:
-    "The code of a failed verification: the reference's, ROOT_MISMATCH or STRICT_CHECK_FAILED; None if it passed."
+    """The code of a failed verification: the reference's, ROOT_MISMATCH or STRICT_CHECK_FAILED; None if it passed.
+
+    Args:
+        result
+    """
     if not result.ok: return result.code
     return "ROOT_MISMATCH" if not result.match else "STRICT_CHECK_FAILED" if result.strict_failures else None
 
 def epoch_report_json(result) -> dict:
-    "verify_epoch's answer with its verdict and checks, for --json."
+    """verify_epoch's answer with its verdict and checks, for --json.
+
+    Args:
+        result
+    """
     code = failure_code(result)
     return {"ok": result.ok, **asdict(result), "passed": code is None, "failure": code, "checks": [asdict(c) for c in epoch_checks(result)]}
 
 def render_epoch_checks(result) -> str:
-    "One line per check, then the verdict."
+    """One line per check, then the verdict.
+
+    Args:
+        result
+    """
     code = failure_code(result)
     lines = [f"{'OK  ' if c.ok else 'FAIL'} {c.name}: {c.detail}" for c in epoch_checks(result)]
     return "\n".join(lines + [f"verify-epoch {'passed' if code is None else 'failed: ' + code}"])
@@ -174,12 +252,29 @@ class FinalizeError(RuntimeError):
 
 @dataclass(frozen=True)
 class Scored:
-    "One of the epoch's verdicts as finalization reads it."
+    """One of the epoch's verdicts as finalization reads it.
+
+    Attributes:
+        job_id (str)
+        miner (str)
+        patch (bytes)
+        patch_hash (str)
+        outcome (str)
+        delta_ppm (int)
+    """
     job_id: str; miner: str; patch: bytes; patch_hash: str; outcome: str; delta_ppm: int
 
 @dataclass(frozen=True)
 class EconomyPolicy:
-    "The coordinator's economy settings."
+    """The coordinator's economy settings.
+
+    Attributes:
+        start_threshold_ppm (int, default MIN_IMPROVEMENT_PPM): the first epoch's state-advance threshold
+        target_advances (int, default 1): advances per epoch the controller aims for
+        epoch_reward_botcoin (int, default 0): the epoch's reward, split pro rata to work units (claim bases)
+        multiplier_bps (int, default MERGE_MULTIPLIER_BPS): merge multiplier (10,000 = 1x: no bonus)
+        work_policy (dict | None, default None): the work policy (default: the published one)
+    """
     start_threshold_ppm: int = MIN_IMPROVEMENT_PPM   # the first epoch's state-advance threshold
     target_advances: int = 1                         # advances per epoch the controller aims for
     epoch_reward_botcoin: int = 0                    # the epoch's reward, split pro rata to work units (claim bases)
@@ -188,7 +283,25 @@ class EconomyPolicy:
 
 @dataclass(frozen=True)
 class FinalizedEpoch:
-    "What the coordinator records when it finalizes an epoch."
+    """What the coordinator records when it finalizes an epoch.
+
+    Attributes:
+        epoch (int)
+        parent_state_root (str)
+        new_state_root (str)
+        patch_set_root (str)
+        advances (list): {job_id, miner, patch_hash, marginal_gain, work_units_bps}, in order
+        threshold_ppm (int)
+        next_threshold_ppm (int)
+        difficulty_reason (str)
+        quality_attempts (int)
+        work_units_bps (dict): miner -> work units earned in the epoch
+        claim_bases (list): [{miner, claim_base}]
+        leaves (list): [{miner, bonus_botcoin, cap_botcoin}], in funding order
+        merkle_root (str)
+        total_bonus (int)
+        fund_epoch_calldata (str)
+    """
     epoch: int; parent_state_root: str; new_state_root: str; patch_set_root: str
     advances: list            # {job_id, miner, patch_hash, marginal_gain, work_units_bps}, in order
     threshold_ppm: int; next_threshold_ppm: int; difficulty_reason: str; quality_attempts: int
@@ -211,13 +324,26 @@ class FinalizedEpoch:
 
 # %% ../../nbs/56_finalize.ipynb #639366f1
 def replay_advances(epoch: int, parent_state, advanced: list, screener_passes: int, policy: EconomyPolicy):
-    "The live lane re-run over the credited verdicts, each with its signed gain."
+    """The live lane re-run over the credited verdicts, each with its signed gain.
+
+    Args:
+        epoch (int)
+        parent_state
+        advanced (list)
+        screener_passes (int)
+        policy (EconomyPolicy)
+    """
     items = [EpochPatch(decode_patch(s.patch), s.patch, s.delta_ppm, lambda _w, _p, g=s.delta_ppm: g, s.miner) for s in advanced]
     return advance_epoch_state(parent_state, items, 0, {"qualified_screener_passes_since_last_state_advance": screener_passes,
                                                        "work_policy": policy.work_policy})
 
 def claim_bases(units: dict, reward: int) -> list:
-    "Each miner's pro-rata share of `reward` by work units, rounded down."
+    """Each miner's pro-rata share of `reward` by work units, rounded down.
+
+    Args:
+        units (dict)
+        reward (int)
+    """
     total = sum(units.values())
     return [{"miner": m, "claim_base": reward * u // total} for m, u in units.items()] if total else []
 
@@ -228,7 +354,16 @@ def finalize(epoch: int, # the epoch finalized
              threshold_ppm: int, # the state-advance threshold in force
              policy: EconomyPolicy = EconomyPolicy(),
             ) -> FinalizedEpoch:
-    "An epoch's finalization: the reducer's root, the next threshold, work units, bonus leaves, root and calldata."
+    """An epoch's finalization: the reducer's root, the next threshold, work units, bonus leaves, root and calldata.
+
+    Args:
+        epoch (int): the epoch finalized
+        parent_state: its opening state (1024 ints)
+        scored (list): its verdicts (Scored), oldest first
+        credited (list): ids of the jobs credited as advances, in order
+        threshold_ppm (int): the state-advance threshold in force
+        policy (EconomyPolicy, default EconomyPolicy())
+    """
     by_id = {s.job_id: s for s in scored}
     if missing := [j for j in credited if j not in by_id]: raise FinalizeError(f"epoch {epoch}: credited jobs without a verdict: {missing}")
     advanced, passes = [by_id[j] for j in credited], [s for s in scored if s.outcome == "SCREENER_PASS"]
@@ -252,7 +387,11 @@ def finalize(epoch: int, # the epoch finalized
 # %% ../../nbs/56_finalize.ipynb #43c1278b
 @patch_to(CoordinatorStore)
 def epoch_verdicts(self, epoch_id: int) -> list:
-    "The epoch's jobs that have a signed verdict, oldest first, as Scored."
+    """The epoch's jobs that have a signed verdict, oldest first, as Scored.
+
+    Args:
+        epoch_id (int)
+    """
     out = []
     for j in self.db.jobs.find({"epochId": epoch_id}).sort("createdAt", 1):
         env = self.verdict(j["dedupKey"])
@@ -268,7 +407,12 @@ def finalized(self, epoch_id: int) -> FinalizedEpoch|None:
 
 @patch_to(CoordinatorStore)
 def finalize_epoch(self, epoch_id: int, policy: EconomyPolicy = EconomyPolicy()) -> FinalizedEpoch:
-    "Finalize an epoch through the reducer and record it (once); FinalizeError if it cannot be."
+    """Finalize an epoch through the reducer and record it (once); FinalizeError if it cannot be.
+
+    Args:
+        epoch_id (int)
+        policy (EconomyPolicy, default EconomyPolicy())
+    """
     if (done := self.finalized(epoch_id)) is not None: return done
     ep = self.epoch(epoch_id)
     if ep is None: raise FinalizeError(f"no epoch {epoch_id}")
@@ -283,19 +427,34 @@ def finalize_epoch(self, epoch_id: int, policy: EconomyPolicy = EconomyPolicy())
 
 # %% ../../nbs/56_finalize.ipynb #219d7824
 def claim_proof(rec: FinalizedEpoch, miner: str) -> dict|None:
-    "A miner's claim for a finalized epoch: its leaf (amounts as decimal text), proof, index and the epoch's root; None if it has no leaf."
+    """A miner's claim for a finalized epoch: its leaf (amounts as decimal text), proof, index and the epoch's root; None if it has no leaf.
+
+    Args:
+        rec (FinalizedEpoch)
+        miner (str)
+    """
     p = build_miner_claim_proof(rec.leaves, miner)
     return p and {"epoch": rec.epoch, **asdict(p), "bonus_botcoin": str(p.bonus_botcoin), "cap_botcoin": str(p.cap_botcoin), "merkle_root": rec.merkle_root}
 
 def check_claim(claim: dict, root: str|None = None) -> bool:
-    "Whether the claim's leaf and proof fold onto `root` (default: the root the claim names)."
+    """Whether the claim's leaf and proof fold onto `root` (default: the root the claim names).
+
+    Args:
+        claim (dict)
+        root (str | None, default None)
+    """
     return verify_miner_claim_proof(BonusLeaf.of(claim), claim["proof"], root or claim["merkle_root"])
 
 # %% ../../nbs/56_finalize.ipynb #8c45c144
 ZERO32 = "0x" + "00" * 32   # the baseline manifest pin of a coordinator that publishes no baseline manifest
 
 def receipt_pins(store: CoordinatorStore, epoch_id: int) -> EpochPins|None:
-    "The pins the epoch's accepted receipts signed; None if it has none, FinalizeError if they disagree."
+    """The pins the epoch's accepted receipts signed; None if it has none, FinalizeError if they disagree.
+
+    Args:
+        store (CoordinatorStore)
+        epoch_id (int)
+    """
     seen = set()
     for j in store.db.jobs.find({"epochId": epoch_id}):
         r = (store.verdict(j["dedupKey"]) or {}).get("receipt")
@@ -304,11 +463,21 @@ def receipt_pins(store: CoordinatorStore, epoch_id: int) -> EpochPins|None:
     return next(iter(seen), None)
 
 def coordinator_pins(ev, ep) -> EpochPins:
-    "The pins an epoch's receipts sign, from the coordinator's evaluator and the epoch (for an epoch without receipts)."
+    """The pins an epoch's receipts sign, from the coordinator's evaluator and the epoch (for an epoch without receipts).
+
+    Args:
+        ev
+        ep
+    """
     return EpochPins(ev.bundle_hash, ev.corpus.root, ep.frontier, ZERO32)
 
 def advance_receipts(store: CoordinatorStore, rec: FinalizedEpoch) -> list:
-    "The signed receipt of each advance the finalized epoch kept, in order, with its miner."
+    """The signed receipt of each advance the finalized epoch kept, in order, with its miner.
+
+    Args:
+        store (CoordinatorStore)
+        rec (FinalizedEpoch)
+    """
     envs = [store.verdict(store.job(a["job_id"]).dedup_key) for a in rec.advances]
     if missing := [a["job_id"] for a, e in zip(rec.advances, envs) if not (e or {}).get("receipt")]:
         raise FinalizeError(f"epoch {rec.epoch}: advances without a signed receipt: {missing}")
@@ -320,7 +489,14 @@ def publish_epoch(store: CoordinatorStore, # the coordinator's store, the epoch 
                   epoch_id: int, # the epoch
                   pins: EpochPins|None = None, # its pins (default: those its receipts signed)
                  ) -> dict:
-    "Put one finalized coordinator epoch on the registry: its context, each kept advance, the finalization and the funding (only what is missing)."
+    """Put one finalized coordinator epoch on the registry: its context, each kept advance, the finalization and the funding (only what is missing).
+
+    Args:
+        store (CoordinatorStore): the coordinator's store, the epoch finalized in it
+        registry (RegistryContract): the registry contract the epoch goes to
+        epoch_id (int): the epoch
+        pins (EpochPins | None, default None): its pins (default: those its receipts signed)
+    """
     rec = store.finalized(epoch_id)
     if rec is None: raise FinalizeError(f"epoch {epoch_id} is not finalized in this store")
     pins = pins or receipt_pins(store, epoch_id)

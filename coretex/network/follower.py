@@ -21,14 +21,27 @@ from .registry import LOG_CHUNK, RegistryContract, RegistryError, deploy_block_o
 CONFIRMATIONS = 15   # blocks behind the head a sync reads at, as the reference's validator sync does
 
 class SyncError(RuntimeError):
-    "A sync that cannot go on: `code` is the reference's mismatch code, or LIVE_ROOT_MISMATCH, TRANSITION_COUNT_MISMATCH, RPC, DATA."
+    """A sync that cannot go on: `code` is the reference's mismatch code, or LIVE_ROOT_MISMATCH, TRANSITION_COUNT_MISMATCH, RPC, DATA.
+
+    Args:
+        code (str)
+        message (str)
+    """
     def __init__(self, code: str, message: str):
         super().__init__(f"{code}: {message}"); self.code, self.message = code, message
 
 # %% ../../nbs/57_follower.ipynb #6b93d663
 @dataclass(frozen=True)
 class Cursor:
-    "Every registry log through `block` applied: the state `root`, each epoch's next index and start root."
+    """Every registry log through `block` applied: the state `root`, each epoch's next index and start root.
+
+    Attributes:
+        block (int)
+        hash (str | None)
+        root (str)
+        next_index (dict, default field(default_factory=dict)): epoch -> index of its next advance
+        start_roots (dict, default field(default_factory=dict)): epoch -> the root it started from, until it is finalized
+    """
     block: int
     hash: str|None
     root: str
@@ -45,13 +58,22 @@ class Cursor:
 
 # %% ../../nbs/57_follower.ipynb #990ca083
 def fsync_dir(path: Path) -> None:
-    "Flush a folder's entries (a rename in it) to disk."
+    """Flush a folder's entries (a rename in it) to disk.
+
+    Args:
+        path (Path)
+    """
     fd = os.open(path, os.O_RDONLY)
     try: os.fsync(fd)
     finally: os.close(fd)
 
 def write_atomic(path: Path, data: bytes) -> None:
-    "Write `data` to `path` so that a crash leaves the old file or the new one, never a mix."
+    """Write `data` to `path` so that a crash leaves the old file or the new one, never a mix.
+
+    Args:
+        path (Path)
+        data (bytes)
+    """
     tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
     with open(tmp, "wb") as f: f.write(data); f.flush(); os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -59,7 +81,11 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 # %% ../../nbs/57_follower.ipynb #811d8d45
 class Store:
-    "A follower's data folder: content-addressed states and one atomically replaced cursor file."
+    """A follower's data folder: content-addressed states and one atomically replaced cursor file.
+
+    Args:
+        root
+    """
     def __init__(self, root):
         self.dir = Path(root)
         (self.dir / "states").mkdir(parents=True, exist_ok=True)
@@ -68,12 +94,20 @@ class Store:
     def state_path(self, root: str) -> Path: return self.dir / "states" / f"{root}.state"
 
     def put_state(self, s: ParentState) -> None:
-        "Keep a state under its root (once)."
+        """Keep a state under its root (once).
+
+        Args:
+            s (ParentState)
+        """
         p = self.state_path(to_hex(s.root))
         if not p.exists(): write_atomic(p, state_bytes(s.words))
 
     def get_state(self, root: str) -> ParentState|None:
-        "The state with `root`, or None if it is absent or its bytes do not hash to `root`."
+        """The state with `root`, or None if it is absent or its bytes do not hash to `root`.
+
+        Args:
+            root (str)
+        """
         try: words = words_from_bytes(self.state_path(root).read_bytes())
         except (OSError, ValueError): return None
         levels = merkle_levels(words)
@@ -88,13 +122,22 @@ class Store:
     def save(self, body: dict) -> None: write_atomic(self.dir / "cursor.json", json.dumps(body, indent=1).encode())
 
     def gc(self, keep: set) -> None:
-        "Remove the states whose roots are not in `keep`."
+        """Remove the states whose roots are not in `keep`.
+
+        Args:
+            keep (set)
+        """
         for p in (self.dir / "states").glob("*.state"):
             if p.stem not in keep: p.unlink(missing_ok=True)
 
 # %% ../../nbs/57_follower.ipynb #805dc468
 def thin(checkpoints: list, recent: int = 4) -> list:
-    "Checkpoints (oldest first): the first, the newest `recent`, and older ones at least doubling block distances apart."
+    """Checkpoints (oldest first): the first, the newest `recent`, and older ones at least doubling block distances apart.
+
+    Args:
+        checkpoints (list)
+        recent (int, default 4)
+    """
     if len(checkpoints) <= recent + 1: return list(checkpoints)
     kept, gap = list(checkpoints[-recent:]), 1
     for c in reversed(checkpoints[1:-recent]):
@@ -103,13 +146,26 @@ def thin(checkpoints: list, recent: int = 4) -> list:
 
 # %% ../../nbs/57_follower.ipynb #63c66041
 class Reader:
-    "The registry's reads a sync makes, each retried `tries` times with exponential backoff."
+    """The registry's reads a sync makes, each retried `tries` times with exponential backoff.
+
+    Args:
+        registry (RegistryContract)
+        tries (int, default 6)
+        backoff (float, default 0.5)
+        say (default None)
+        logs (default registry_logs)
+    """
     def __init__(self, registry: RegistryContract, tries: int = 6, backoff: float = 0.5, say=None, logs=registry_logs):
         self.registry, self.chain, self.tries, self.backoff = registry, registry.chain, tries, backoff
         self.say, self._logs = say or (lambda line: print(line, file=sys.stderr)), logs
 
     def ask(self, what: str, fn):
-        "fn(), retried on a node failure or a garbled answer; SyncError('RPC') after the last try."
+        """fn(), retried on a node failure or a garbled answer; SyncError('RPC') after the last try.
+
+        Args:
+            what (str)
+            fn
+        """
         for k in range(self.tries):
             try: return fn()
             except RegistryError as e: raise SyncError("RPC", f"{what}: {e}") from None
@@ -146,7 +202,12 @@ Reader.head, Reader.block_hash, Reader.logs, Reader.view, Reader.pins = _head, _
 
 # %% ../../nbs/57_follower.ipynb #c4f5972c
 def rollback_to(reader: Reader, checkpoints: list) -> Cursor|None:
-    "The newest checkpoint whose block hash the chain still has (one without a hash, the start, always counts); None if none."
+    """The newest checkpoint whose block hash the chain still has (one without a hash, the start, always counts); None if none.
+
+    Args:
+        reader (Reader)
+        checkpoints (list)
+    """
     for c in reversed(checkpoints):
         if c.hash is None or reader.block_hash(c.block) == c.hash: return c
     return None
@@ -154,7 +215,15 @@ def rollback_to(reader: Reader, checkpoints: list) -> Cursor|None:
 # %% ../../nbs/57_follower.ipynb #3d24725c
 @dataclass
 class Position:
-    "Where a sync stands: the cursor, its checkpoints, the cached pins per epoch, whether history is complete, the advances awaiting a score replay."
+    """Where a sync stands: the cursor, its checkpoints, the cached pins per epoch, whether history is complete, the advances awaiting a score replay.
+
+    Attributes:
+        cursor (Cursor)
+        checkpoints (list)
+        pins (dict)
+        complete (bool)
+        backlog (list, default field(default_factory=list)): with `track`: each applied advance not yet re-scored (57a_rescore)
+    """
     cursor: Cursor
     checkpoints: list
     pins: dict
@@ -164,7 +233,21 @@ class Position:
 # %% ../../nbs/57_follower.ipynb #99b01dd7
 @dataclass
 class Follower:
-    "A registry follower: where to read, where to keep its state, and how to report."
+    """A registry follower: where to read, where to keep its state, and how to report.
+
+    Attributes:
+        reader (Reader)
+        store (Store)
+        from_block (int | None, default None): first block of a fresh sync (default: the registry's deployment)
+        start_state (tuple | None, default None): the state at from_block (default: genesis)
+        confirmations (int, default CONFIRMATIONS)
+        chunk (int, default LOG_CHUNK)
+        pipeline (str, default 'r5'): r5: policy-atoms mode, the launch pipeline; r4 the plain rules
+        say (object, default None): a line of progress (stderr)
+        record (object, default None): a JSON record per epoch (stdout with --json)
+        track (bool, default False): keep each applied advance in a backlog for its score replay
+        bundle_hash (str | None, default None): this client's bundle: an epoch pinned to another core version stops the sync
+    """
     reader: Reader
     store: Store
     from_block: int|None = None        # first block of a fresh sync (default: the registry's deployment)
@@ -243,7 +326,12 @@ Follower.rewind, Follower.first_indices, Follower.pins_lookup = _rewind, _first_
 
 # %% ../../nbs/57_follower.ipynb #676979c4
 def backlog_entry(adv: dict, block: int) -> dict:
-    "An applied advance as the backlog keeps it until its score replay (`block`: the window it was applied in)."
+    """An applied advance as the backlog keeps it until its score replay (`block`: the window it was applied in).
+
+    Args:
+        adv (dict)
+        block (int)
+    """
     return {"block": block, "epoch": adv["epoch"], "index": adv["transition_index"], "miner": adv["miner"],
             "parent_state_root": adv["parent_state_root"], "new_state_root": adv["new_state_root"],
             "eval_report_hash": adv["eval_report_hash"], "core_version_hash": adv["core_version_hash"], "corpus_root": adv["corpus_root"],
@@ -295,7 +383,16 @@ Follower.window, Follower.check_live = _window, _check_live
 # %% ../../nbs/57_follower.ipynb #5a6349bd
 @dataclass(frozen=True)
 class SyncReport:
-    "Where a sync pass ended: the block and its root, the newest epoch and its advances, and the advances it applied."
+    """Where a sync pass ended: the block and its root, the newest epoch and its advances, and the advances it applied.
+
+    Attributes:
+        block (int)
+        root (str)
+        epoch (int | None)
+        epoch_advances (int)
+        applied (int)
+        head (int)
+    """
     block: int; root: str; epoch: int|None; epoch_advances: int; applied: int; head: int
 
 def _sync_once(self, progress=None) -> SyncReport:
@@ -319,14 +416,27 @@ Follower.sync_once = _sync_once
 R5_PIPELINE = "coretex-retrieval-v2-policy-r5"   # the launch bundle's pipelineVersion: policy-atoms mode
 
 def bundle_rules(manifest: dict) -> tuple:
-    "(pipeline, bundle hash) of a bundle manifest: r5 when its profile's pipelineVersion is the policy-r5 one, else r4."
+    """(pipeline, bundle hash) of a bundle manifest: r5 when its profile's pipelineVersion is the policy-r5 one, else r4.
+
+    Args:
+        manifest (dict)
+    """
     try: version, h = manifest["evaluator"]["profile"]["pipelineVersion"], manifest["bundleHash"]
     except (KeyError, TypeError) as e: raise ValueError(f"not a bundle manifest (no {e})") from None
     return ("r5" if version == R5_PIPELINE else "r4"), h.lower()
 
 # %% ../../nbs/57_follower.ipynb #e53162af
 def watch(follower: Follower, interval: float, stop=None, passes: int|None = None, progress=None, after=None) -> SyncReport:
-    "sync_once (then `after(report)`) every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report."
+    """sync_once (then `after(report)`) every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report.
+
+    Args:
+        follower (Follower)
+        interval (float)
+        stop (default None)
+        passes (int | None, default None)
+        progress (default None)
+        after (default None)
+    """
     n, report = 0, None
     while True:
         report, n = follower.sync_once(progress), n + 1

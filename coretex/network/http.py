@@ -28,13 +28,24 @@ from granian.utils.proxies import wrap_asgi_with_proxy_headers
 
 # %% ../../nbs/54a_http.ipynb #50ff09ea
 def client_key(address: str) -> str:
-    "What a connection proves about its sender: the client's IP address, an IPv6 one widened to its /64."
+    """What a connection proves about its sender: the client's IP address, an IPv6 one widened to its /64.
+
+    Args:
+        address (str)
+    """
     ip = ipaddress.ip_address(address)
     if ip.version == 4: return str(ip)
     return str(ip.ipv4_mapped) if ip.ipv4_mapped else str(ipaddress.ip_network(f"{ip}/64", strict=False))
 
 class RateLimiter:
-    "At most `per_minute` events per key in any `window` seconds, in at most `max_keys` keys; a limited key is kept until its window ends."
+    """At most `per_minute` events per key in any `window` seconds, in at most `max_keys` keys; a limited key is kept until its window ends.
+
+    Args:
+        per_minute (int, default 10)
+        max_keys (int, default 10000)
+        window (float, default 60.0)
+        clock (default time.monotonic)
+    """
     def __init__(self, per_minute: int = 10, max_keys: int = 10_000, window: float = 60.0, clock=time.monotonic):
         self.per, self.max_keys, self.window, self.clock = per_minute, max_keys, window, clock
         self._open, self._limited, self._ends, self._lock = OrderedDict(), {}, [], threading.Lock()   # under the limit (LRU) / at it, with a heap of when
@@ -46,7 +57,11 @@ class RateLimiter:
             self._open[key] = self._limited.pop(key)
 
     def allow(self, key: str) -> bool:
-        "Count one event for `key` if it is under its rate and there is room for it; False (nothing counted) if not."
+        """Count one event for `key` if it is under its rate and there is room for it; False (nothing counted) if not.
+
+        Args:
+            key (str)
+        """
         with self._lock:
             now = self.clock()
             self._free_limited(now)
@@ -69,16 +84,29 @@ class RateLimiter:
 log = logging.getLogger("coretex.network.http")   # the 500s the app logs and never shows
 
 def answer(status: int, body: dict):
-    "A JSON response."
+    """A JSON response.
+
+    Args:
+        status (int)
+        body (dict)
+    """
     from flask import Response
     return Response(json.dumps(body), status, mimetype="application/json")
 
 def refuse(r: Refusal):
-    "The JSON answer for a refusal, with its HTTP status."
+    """The JSON answer for a refusal, with its HTTP status.
+
+    Args:
+        r (Refusal)
+    """
     return answer(r.status, r.to_json())
 
 def handle_errors(app) -> None:
-    "Answer errors in JSON: HTTP's own by their reason, the database away as 503, anything else as a logged 500."
+    """Answer errors in JSON: HTTP's own by their reason, the database away as 503, anything else as a logged 500.
+
+    Args:
+        app
+    """
     from flask import request
     from werkzeug.exceptions import HTTPException
     @app.errorhandler(HTTPException)
@@ -92,7 +120,12 @@ def handle_errors(app) -> None:
 
 # %% ../../nbs/54a_http.ipynb #39dd463a
 def read_routes(app, coord: Coordinator) -> None:
-    "GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict)."
+    """GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict).
+
+    Args:
+        app
+        coord (Coordinator)
+    """
     @app.get("/v1/jobs/<job_id>", provide_automatic_options=False)
     def job(job_id):
         j = coord.store.job_json(job_id)
@@ -104,7 +137,13 @@ def read_routes(app, coord: Coordinator) -> None:
 
 # %% ../../nbs/54a_http.ipynb #b6471a9d
 def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:
-    "POST /v1/patches: parse, validate, check the epoch, rate-limit per client address, accept; 202 with the job or 200 with a cached verdict."
+    """POST /v1/patches: parse, validate, check the epoch, rate-limit per client address, accept; 202 with the job or 200 with a cached verdict.
+
+    Args:
+        app
+        coord (Coordinator)
+        limiter (RateLimiter)
+    """
     from flask import request
     @app.post("/v1/patches", provide_automatic_options=False)
     def submit():
@@ -121,7 +160,12 @@ def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:
         return answer(200 if out["cached"] else 202, out)
 
 def make_app(coord: Coordinator, limiter: RateLimiter|None = None):
-    "The Flask app of the HTTP intake."
+    """The Flask app of the HTTP intake.
+
+    Args:
+        coord (Coordinator)
+        limiter (RateLimiter | None, default None)
+    """
     from flask import Flask
     app = Flask("coretex-coordinator")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
@@ -133,7 +177,11 @@ MAX_HEAD = 16 * 1024                 # request line and headers, bytes (Granian'
 HEAD_TIMEOUT = BODY_TIMEOUT = 10.0   # seconds for a request's head (from the connection's start or its last answer), then its body
 
 def check_head(scope: dict) -> int|Refusal:
-    "The declared body length of a request whose head Granian parsed, or the Refusal of what Granian lets through and coretex does not take."
+    """The declared body length of a request whose head Granian parsed, or the Refusal of what Granian lets through and coretex does not take.
+
+    Args:
+        scope (dict)
+    """
     hs = scope["headers"]
     if any(k == b"transfer-encoding" for k, _ in hs): return Refusal(411, "length_required", "send a Content-Length; chunked bodies are not taken")
     hosts = [v for k, v in hs if k == b"host"]   # Granian gives a request that has no Host an empty one
@@ -148,7 +196,12 @@ def check_head(scope: dict) -> int|Refusal:
 
 # %% ../../nbs/54a_http.ipynb #b20f04c7
 def wsgi_environ(scope: dict, body: bytes) -> dict:
-    "The WSGI environ of a request read whole, from its ASGI scope."
+    """The WSGI environ of a request read whole, from its ASGI scope.
+
+    Args:
+        scope (dict)
+        body (bytes)
+    """
     host, port = scope.get("client") or ("", 0)
     env = {"REQUEST_METHOD": scope["method"], "SCRIPT_NAME": "", "PATH_INFO": unquote_to_bytes(scope["raw_path"].split(b"?")[0]).decode("latin-1"),
            "QUERY_STRING": scope["query_string"].decode("latin-1"), "SERVER_NAME": str(scope["server"][0]), "SERVER_PORT": str(scope["server"][1]),
@@ -163,7 +216,12 @@ def wsgi_environ(scope: dict, body: bytes) -> dict:
     return env
 
 def call_app(app, environ: dict) -> tuple:
-    "(status line, headers, body) of one WSGI call; the body joined (the app's answers are small JSON)."
+    """(status line, headers, body) of one WSGI call; the body joined (the app's answers are small JSON).
+
+    Args:
+        app
+        environ (dict)
+    """
     said = {}
     def start_response(status, headers, exc_info=None): said.update(status=status, headers=headers)
     it = app(environ, start_response)
@@ -178,12 +236,22 @@ QUEUED = 1024         # requests waiting for or in the app, in all
 RATE, BURST = 50, 100 # requests a second per client address, and how many may come at once
 
 class RequestBudget:
-    "At most `burst` requests at once per key, refilled at `rate` a second; a key whose bucket is full again is forgotten. One event loop calls it: no lock."
+    """At most `burst` requests at once per key, refilled at `rate` a second; a key whose bucket is full again is forgotten. One event loop calls it: no lock.
+
+    Args:
+        rate (float, default RATE)
+        burst (int, default BURST)
+        clock (default time.monotonic)
+    """
     def __init__(self, rate: float = RATE, burst: int = BURST, clock=time.monotonic):
         self.rate, self.burst, self.clock, self._keys = rate, burst, clock, OrderedDict()   # key -> (tokens, when), least recently seen first
 
     def allow(self, key: str) -> bool:
-        "Spend one request of `key`'s bucket; False if it is empty."
+        """Spend one request of `key`'s bucket; False if it is empty.
+
+        Args:
+            key (str)
+        """
         now, full = self.clock(), self.burst / self.rate
         while self._keys and now - next(iter(self._keys.values()))[1] >= full: self._keys.popitem(last=False)
         tokens, when = self._keys.pop(key, (self.burst, now))
@@ -195,7 +263,17 @@ class RequestBudget:
 
 # %% ../../nbs/54a_http.ipynb #3a282e34
 class WsgiFront:
-    "A WSGI app served over ASGI: head checks, limits per client address, the body read under a deadline, the app on `threads` threads."
+    """A WSGI app served over ASGI: head checks, limits per client address, the body read under a deadline, the app on `threads` threads.
+
+    Args:
+        app
+        threads (int, default 8)
+        body_timeout (float, default BODY_TIMEOUT)
+        per_address (int, default PER_ADDRESS)
+        share (int, default SHARE)
+        queued (int, default QUEUED)
+        budget (RequestBudget | None, default None)
+    """
     def __init__(self, app, threads: int = 8, body_timeout: float = BODY_TIMEOUT, per_address: int = PER_ADDRESS, share: int = SHARE,
                  queued: int = QUEUED, budget: RequestBudget|None = None):
         self.app, self.body_timeout, self.per_address, self.share, self.queued = app, body_timeout, per_address, share, queued
@@ -296,7 +374,11 @@ async def __call__(self, scope, receive, send):
 BACKLOG = 4096   # connections the kernel holds before Granian accepts them
 
 def open_file_budget(reserve: int = 256) -> int:
-    "Connections this process can hold: its open-file limit, raised to the hard limit, less a reserve for the database, files and threads."
+    """Connections this process can hold: its open-file limit, raised to the hard limit, less a reserve for the database, files and threads.
+
+    Args:
+        reserve (int, default 256)
+    """
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard)); soft = hard
@@ -321,7 +403,18 @@ def _comm(tid: int) -> str:
 
 # %% ../../nbs/54a_http.ipynb #cb3cd83c
 class HttpIntake:
-    "A WSGI app served over HTTP/1.1 by Granian embedded in this process, through `WsgiFront`: deadlines, limits per client address, the app on `threads` threads."
+    """A WSGI app served over HTTP/1.1 by Granian embedded in this process, through `WsgiFront`: deadlines, limits per client address, the app on `threads` threads.
+
+    Args:
+        app
+        host (str, default '127.0.0.1')
+        port (int, default 0)
+        threads (int, default 8)
+        head_timeout (float, default HEAD_TIMEOUT)
+        connections (int | None, default None)
+        trusted_proxies (list | None, default None)
+        **front
+    """
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, threads: int = 8, head_timeout: float = HEAD_TIMEOUT,
                  connections: int|None = None, trusted_proxies: list|None = None, **front):
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -15,7 +15,14 @@ from ..core.patch import decode_patch, PatchError, MAX_PATCH_BYTES, PATCH_HEADER
 # %% ../../nbs/53a_intake.ipynb #2fdc35fa
 @dataclass(frozen=True)
 class Refusal:
-    "Why a request was refused: an HTTP status, a stable code and a one-line message."
+    """Why a request was refused: an HTTP status, a stable code and a one-line message.
+
+    Attributes:
+        status (int)
+        code (str)
+        message (str)
+        extra (dict | None, default None): fields a client can act on, beside the message (the job of a duplicate in flight)
+    """
     status: int
     code: str
     message: str
@@ -23,13 +30,24 @@ class Refusal:
     def to_json(self) -> dict: return {"error": self.code, "message": self.message, **(self.extra or {})}
 
 class IntakeError(ValueError):
-    "A refusal raised where it is found (the epoch's state, the chain, the verdict cache)."
+    """A refusal raised where it is found (the epoch's state, the chain, the verdict cache).
+
+    Args:
+        status (int)
+        code (str)
+        message (str)
+        **extra
+    """
     def __init__(self, status: int, code: str, message: str, **extra):
         super().__init__(f"{code}: {message}"); self.refusal = Refusal(status, code, message, extra or None)
         self.status, self.code, self.message = status, code, message
 
 def status_code(reason: str) -> str:
-    "The stable error code of an HTTP reason phrase: 'Method Not Allowed' -> 'method_not_allowed'."
+    """The stable error code of an HTTP reason phrase: 'Method Not Allowed' -> 'method_not_allowed'.
+
+    Args:
+        reason (str)
+    """
     return re.sub(r"\W+", "_", reason.strip().lower())
 
 def _show(v) -> str:
@@ -42,7 +60,11 @@ MAX_DEPTH = 32
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 def json_depth(text: str) -> int:
-    "How deep the arrays and objects of JSON text nest (brackets inside strings do not count)."
+    """How deep the arrays and objects of JSON text nest (brackets inside strings do not count).
+
+    Args:
+        text (str)
+    """
     depth = deepest = 0
     for ch in _STRING.sub("", text):
         if ch in "[{": depth += 1; deepest = max(deepest, depth)
@@ -55,7 +77,11 @@ MAX_BODY = 16 * 1024
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
 def parse_json(body: bytes):
-    "The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON."
+    """The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON.
+
+    Args:
+        body (bytes)
+    """
     if len(body) > MAX_BODY: return Refusal(413, "request_entity_too_large", f"request body is {len(body)} bytes; at most {MAX_BODY}")
     try: text = body.decode("utf-8")
     except UnicodeDecodeError as e: return Refusal(400, "bad_json", f"request body is not UTF-8 (byte {e.start})")
@@ -67,7 +93,11 @@ def parse_json(body: bytes):
 MAX_EPOCH = 2**63 - 1
 
 def check_epoch(v) -> int:
-    "An epochId that is a JSON integer (not a float, string or boolean) in 0..2^63-1."
+    """An epochId that is a JSON integer (not a float, string or boolean) in 0..2^63-1.
+
+    Args:
+        v
+    """
     if type(v) is not int or not 0 <= v <= MAX_EPOCH:
         raise IntakeError(400, "bad_epoch", f"epochId must be a JSON integer in 0..2^63-1, got {_show(v)}")
     return v
@@ -76,7 +106,11 @@ def check_epoch(v) -> int:
 _ADDRESS = re.compile(r"(0[xX])?[0-9a-fA-F]{40}")
 
 def check_miner(v) -> str:
-    "The miner's address, exactly 20 bytes of hex, as lower case with 0x."
+    """The miner's address, exactly 20 bytes of hex, as lower case with 0x.
+
+    Args:
+        v
+    """
     if not isinstance(v, str) or not _ADDRESS.fullmatch(v):
         raise IntakeError(400, "bad_miner", f"miner must be a 20-byte hex address, got {_show(v)}")
     return "0x" + v[-40:].lower()
@@ -85,7 +119,11 @@ def check_miner(v) -> str:
 _HEX = re.compile(r"(0[xX])?[0-9a-fA-F]*")
 
 def check_patch(v) -> tuple:
-    "(bytes, decoded Patch) of a submitted patch's hex."
+    """(bytes, decoded Patch) of a submitted patch's hex.
+
+    Args:
+        v
+    """
     if not isinstance(v, str) or len(v) > 2 * MAX_PATCH_BYTES + 2: raise IntakeError(400, "malformed_hex", f"patch must be hex of at most {MAX_PATCH_BYTES} bytes")
     if not _HEX.fullmatch(v): raise IntakeError(400, "malformed_hex", f"patch must be hex digits with an optional 0x and nothing around them, got {_show(v)}")
     try: data = from_hex(v, what="patch")
@@ -98,14 +136,25 @@ def check_patch(v) -> tuple:
 # %% ../../nbs/53a_intake.ipynb #c83ac2d6
 @dataclass(frozen=True)
 class Submission:
-    "A well-formed submission: a normalised miner address, the patch's bytes and decoding, an epoch in range."
+    """A well-formed submission: a normalised miner address, the patch's bytes and decoding, an epoch in range.
+
+    Attributes:
+        miner (str)
+        data (bytes)
+        patch (object)
+        epoch_id (int)
+    """
     miner: str
     data: bytes
     patch: object
     epoch_id: int
 
 def parse_submission(body) -> Submission|Refusal:
-    "A Submission from a parsed request body, or the Refusal of its first bad field."
+    """A Submission from a parsed request body, or the Refusal of its first bad field.
+
+    Args:
+        body
+    """
     if not isinstance(body, dict): return Refusal(400, "bad_json", "expected a JSON object with miner, patch, epochId")
     try: return Submission(check_miner(body.get("miner")), *check_patch(body.get("patch")), check_epoch(body.get("epochId")))
     except IntakeError as e: return e.refusal

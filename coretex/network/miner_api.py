@@ -33,7 +33,12 @@ ROUTES = (("GET", re.compile(r"/coretex/health"), "health"), ("GET", re.compile(
 NOT_FOUND = {"error": "coretex-not-found"}
 
 def route(method: str, path: str) -> tuple|None:
-    "(route name, its lower-cased hash or None) of a request; ('not-found', None) elsewhere under /coretex/; None outside it."
+    """(route name, its lower-cased hash or None) of a request; ('not-found', None) elsewhere under /coretex/; None outside it.
+
+    Args:
+        method (str)
+        path (str)
+    """
     if len(path) > 1: path = path.rstrip("/")
     if not path.startswith("/coretex/"): return None
     for m, pattern, name in ROUTES:
@@ -47,29 +52,53 @@ UNAVAILABLE = frozenset({"EvalFailure", "SignerFailure", "CoordSignerUnavailable
 MALFORMED = frozenset({"BODY", "DECODE", "E02", "E03", "E04", "E05"})
 
 def rejected(code: str, reason: str, **extra) -> dict:
-    "A rejection envelope: the stable code, a reason for people, and any extra fields."
+    """A rejection envelope: the stable code, a reason for people, and any extra fields.
+
+    Args:
+        code (str)
+        reason (str)
+        **extra
+    """
     return {"status": "rejected", "code": code, "reason": reason, **extra}
 
 def transport_status(body: dict) -> int:
-    "The HTTP status of an answer to a submission: 503 or 400 by its rejection code, else 200."
+    """The HTTP status of an answer to a submission: 503 or 400 by its rejection code, else 200.
+
+    Args:
+        body (dict)
+    """
     code = body.get("code") if body.get("status") == "rejected" else None
     if not isinstance(code, str): return 200
     return 503 if code in UNAVAILABLE else 400 if code in MALFORMED else 200
 
 # %% ../../nbs/54b_miner_api.ipynb #528dd413
 def profile_hash(ev) -> str:
-    "keccak of the evaluator profile's canonical JSON."
+    """keccak of the evaluator profile's canonical JSON.
+
+    Args:
+        ev
+    """
     return to_hex(keccak256(canonical_json(ev.profile.raw).encode()))
 
 def baseline_manifest_hash(ev, opening_root: str) -> str:
-    "coretex's baseline manifest hash: the fixed profile baseline it scores every state against, for the epoch's opening root."
+    """coretex's baseline manifest hash: the fixed profile baseline it scores every state against, for the epoch's opening root.
+
+    Args:
+        ev
+        opening_root (str)
+    """
     p = ev.profile
     return to_hex(keccak256(canonical_json({"version": "coretex-baseline-v1", "stateRoot": opening_root, "profileHash": profile_hash(ev),
                                             "baselineParentScorePpm": p.baseline_parent_score_ppm,
                                             "baselineVariancePpm": p.production_variance_ppm}).encode()))
 
 def epoch_pins(coord: Coordinator, ep: Epoch) -> dict:
-    "The six pins of an epoch, as health and status publish them."
+    """The six pins of an epoch, as health and status publish them.
+
+    Args:
+        coord (Coordinator)
+        ep (Epoch)
+    """
     ev = coord.ev
     return {"parentStateRoot": ep.opening, "coreVersionHash": to_hex(ev.bundle_hash), "corpusRoot": to_hex(ev.corpus.root),
             "activeFrontierRoot": ep.frontier, "baselineManifestHash": baseline_manifest_hash(ev, ep.opening), "hiddenSeedCommit": ep.commitment}
@@ -83,7 +112,11 @@ def allowed_patch_types() -> list:
     return [{"name": PATCH_TYPES[b], "byte": b, "wordIndexRange": list(TYPE_RANGES.get(b, MIXED_RANGE))} for b in R5_PATCH_TYPES]
 
 def active_surfaces(raw: dict) -> list:
-    "The reward-active substrate surfaces of a profile (its JSON): its own list and each surface its switches turn on."
+    """The reward-active substrate surfaces of a profile (its JSON): its own list and each surface its switches turn on.
+
+    Args:
+        raw (dict)
+    """
     on = list(raw.get("activeSubstrateSurfaces", []))
     for name, active in (("temporal_update", raw.get("temporalStaleContrast") is not False),
                          ("relation_category_routing", raw.get("policyRelationTypedAdmission") is True),
@@ -97,7 +130,11 @@ def active_surfaces(raw: dict) -> list:
     return on
 
 def patch_word_ranges(raw: dict) -> list:
-    "Each active surface's patch type and word ranges, as the reference's gate lists them."
+    """Each active surface's patch type and word ranges, as the reference's gate lists them.
+
+    Args:
+        raw (dict)
+    """
     temporal = [[32, 383], [800, 895]]
     out = [{"surface": "temporal_update", "patchType": "MIXED", "wordRanges": temporal},
            {"surface": "validity_atom", "patchType": "MIXED", "wordRanges": temporal}]
@@ -111,7 +148,11 @@ def patch_word_ranges(raw: dict) -> list:
 
 # %% ../../nbs/54b_miner_api.ipynb #57ec933c
 def example_valid_patch(words) -> dict:
-    "A one-cell RELATION_UPDATE that applies to state `words`: a `supports` category lens in the highest relation cell not already holding it."
+    """A one-cell RELATION_UPDATE that applies to state `words`: a `supports` category lens in the highest relation cell not already holding it.
+
+    Args:
+        words
+    """
     lo, hi = TYPE_RANGES[0x04]
     lens = encode_relation("supports", 0x8000)
     i = next(i for i in range(hi, lo - 1, -1) if words[i] != lens)
@@ -123,7 +164,18 @@ RETRY_AFTER = 30   # seconds a QueueFull asks a miner to wait
 VERSION, MEMORY_IR_SCHEMA = "v0", "memory_ir.v1"
 
 class MinerApi:
-    "The network's five miner-facing routes for epoch `epoch_id` of a coordinator."
+    """The network's five miner-facing routes for epoch `epoch_id` of a coordinator.
+
+    Args:
+        coord (Coordinator)
+        epoch_id (int)
+        limiter (RateLimiter | None, default None)
+        submit_wait (float, default SUBMIT_WAIT): seconds a submit waits for its evaluation
+        max_queued (int, default MAX_QUEUED)
+        max_queued_per_miner (int, default MAX_QUEUED_PER_MINER)
+        waiters (int, default MAX_WAITERS)
+        poll (float, default 0.1)
+    """
     def __init__(self, coord: Coordinator, epoch_id: int, limiter: RateLimiter|None = None,
                  submit_wait: float = SUBMIT_WAIT,   # seconds a submit waits for its evaluation
                  max_queued: int = MAX_QUEUED, max_queued_per_miner: int = MAX_QUEUED_PER_MINER,
@@ -156,7 +208,12 @@ HIDDEN_EVAL_WARNING = ("The hidden evaluation (the epoch secret, the hidden pack
 
 @patch_to(MinerApi)
 def per_miner(self, ep: Epoch, miner) -> dict|None:
-    "A miner's counters as the contract keeps them, or None if `miner` is not a 20-byte hex address."
+    """A miner's counters as the contract keeps them, or None if `miner` is not a 20-byte hex address.
+
+    Args:
+        ep (Epoch)
+        miner
+    """
     if not (isinstance(miner, str) and _ADDRESS.fullmatch(miner)): return None
     miner, cap = miner.lower(), self.coord.screener_cap
     cursor, n = mirrored_cursor(self.store.signed(), miner, ep.id), self.store.screeners(miner, ep.id)
@@ -164,7 +221,11 @@ def per_miner(self, ep: Epoch, miner) -> dict|None:
             "nextIndex": cursor.solve_index, "lastReceiptHash": to_hex(cursor.prev_receipt_hash)}
 
 def thresholds(ev) -> dict:
-    "The evaluator profile's thresholds, as status publishes them."
+    """The evaluator profile's thresholds, as status publishes them.
+
+    Args:
+        ev
+    """
     p = ev.profile
     return {"minImprovementPpm": p.floors.min_improvement_ppm, "replayTolerancePpm": p.replay_tolerance_ppm,
             "stateAdvanceThresholdPpm": p.state_threshold_ppm, "screenerThresholdPpm": p.screener_threshold_ppm,
@@ -172,14 +233,22 @@ def thresholds(ev) -> dict:
             "baselineVarianceSource": p.raw.get("baselineVarianceSource", "unavailable"), "recentNoiseFloorPpm": 0}
 
 def corpus_meta(ev) -> dict:
-    "What status says of the corpus beyond its root: how many events, and the bi-encoder its vectors came from."
+    """What status says of the corpus beyond its root: how many events, and the bi-encoder its vectors came from.
+
+    Args:
+        ev
+    """
     bi = ev.corpus.bi_encoder or {}
     return {"events": len(ev.corpus.doc_ids), "biEncoderModelId": bi.get("modelId", ev.fs.embedder.name), "biEncoderRevision": bi.get("revision")}
 
 # %% ../../nbs/54b_miner_api.ipynb #98f94a19
 @patch_to(MinerApi)
 def status(self, miner=None) -> dict:
-    "The status answer: the epoch's public context and, with a valid `miner`, its counters."
+    """The status answer: the epoch's public context and, with a valid `miner`, its counters.
+
+    Args:
+        miner (default None)
+    """
     ep, ev = self.epoch(), self.coord.ev
     if ep is None: return rejected("CoordEpochMismatch", f"epoch {self.epoch_id} does not exist")
     raw, t, pins, health = ev.profile.raw, thresholds(ev), epoch_pins(self.coord, ep), self.health()
@@ -203,7 +272,11 @@ def status(self, miner=None) -> dict:
 # %% ../../nbs/54b_miner_api.ipynb #9f27d5b1
 @patch_to(MinerApi)
 def substrate(self, root: str) -> tuple:
-    "(HTTP status, body): the packed state of a confirmed root of the epoch, or 404."
+    """(HTTP status, body): the packed state of a confirmed root of the epoch, or 404.
+
+    Args:
+        root (str)
+    """
     ep = self.epoch()
     if ep is None or root not in ep.roots: return 404, {"error": "coretex-substrate-not-found", "stateRoot": root}
     return 200, {"stateRoot": root, "wordCount": WORD_COUNT, "packedBytes": 32 * WORD_COUNT, "packedHex": to_hex(state_bytes(self.store.state(root)))}
@@ -213,18 +286,30 @@ _UNFINISHED = {"$in": ["pending", "running"]}
 
 @patch_to(CoordinatorStore)
 def unfinished(self, miner: str|None = None) -> int:
-    "How many jobs are pending or running, all of them or `miner`'s."
+    """How many jobs are pending or running, all of them or `miner`'s.
+
+    Args:
+        miner (str | None, default None)
+    """
     return self.db.jobs.count_documents({"status": _UNFINISHED, **({"miner": miner} if miner else {})})
 
 @patch_to(CoordinatorStore)
 def open_job(self, dedup: str) -> Job|None:
-    "The unfinished job of a dedupKey, if there is one."
+    """The unfinished job of a dedupKey, if there is one.
+
+    Args:
+        dedup (str)
+    """
     d = self.db.jobs.find_one({"dedupKey": dedup, "status": _UNFINISHED})
     return d and Job.from_doc(d)
 
 @patch_to(CoordinatorStore)
 def signed_by_hash(self, h: str) -> tuple|None:
-    "(envelope, job id) of the accepted verdict whose signed patchHash, or whose miner's patchHash (scoreDelta zeroed), is `h`."
+    """(envelope, job id) of the accepted verdict whose signed patchHash, or whose miner's patchHash (scoreDelta zeroed), is `h`.
+
+    Args:
+        h (str)
+    """
     d = self.db.results.find_one({"envelope.status": "accepted", "envelope.patchHash": h})
     if d is None:
         keys = [j["dedupKey"] for j in self.db.jobs.find({"patchHash": h}, {"dedupKey": 1})]
@@ -236,7 +321,11 @@ SUBMIT_KEYS, MAX_SUBMIT_PATCH_BYTES = ("patchBytesHex", "parentStateRoot", "mine
 _BYTES, _ROOT = re.compile(r"0x(?:[0-9a-fA-F]{2})+"), re.compile(r"0x[0-9a-fA-F]{64}")
 
 def parse_submit(raw: bytes) -> tuple|dict:
-    "(patch bytes, parent root, miner) of a submit body, all lower-case hex read; or its rejection envelope."
+    """(patch bytes, parent root, miner) of a submit body, all lower-case hex read; or its rejection envelope.
+
+    Args:
+        raw (bytes)
+    """
     body = parse_json(raw)
     if isinstance(body, Refusal) or not isinstance(body, dict): return rejected("BODY", "malformed body: expected a JSON object")
     if extra := sorted(set(body) - set(SUBMIT_KEYS)): return rejected("BODY_UNKNOWN_KEY", f"unknown key {extra[0][:40]!r}")
@@ -256,7 +345,11 @@ _EXTRAS = ("currentStateRoot", "perMinerScreenerCap", "current")
 
 @patch_to(MinerApi)
 def accepted(self, env: dict) -> dict:
-    "The contract's accepted envelope of a signed verdict."
+    """The contract's accepted envelope of a signed verdict.
+
+    Args:
+        env (dict)
+    """
     k = int(env["receipt"]["solveIndex"])
     n = sum(1 for e in self.store.signed() if e["miner"] == env["miner"] and e["epochId"] == env["epochId"]
             and e["outcome"] == "SCREENER_PASS" and int(e["receipt"]["solveIndex"]) <= k)   # this miner's screeners up to this receipt
@@ -267,7 +360,11 @@ def accepted(self, env: dict) -> dict:
 
 @patch_to(MinerApi)
 def verdict(self, env: dict) -> dict:
-    "A stored verdict as a submit's answer: the accepted envelope, or the rejection's code, a fixed reason and its code's extras."
+    """A stored verdict as a submit's answer: the accepted envelope, or the rejection's code, a fixed reason and its code's extras.
+
+    Args:
+        env (dict)
+    """
     if env["status"] == "accepted": return self.accepted(env)
     code = verdict_code(env)
     return rejected(code, REASONS.get(code, "the patch was not accepted"), **{k: env[k] for k in _EXTRAS if k in env})
@@ -275,7 +372,12 @@ def verdict(self, env: dict) -> dict:
 # %% ../../nbs/54b_miner_api.ipynb #aba9afa3
 @patch_to(MinerApi)
 def duplicate(self, env: dict, miner: str) -> dict:
-    "The answer to a patch that already has a verdict."
+    """The answer to a patch that already has a verdict.
+
+    Args:
+        env (dict)
+        miner (str)
+    """
     if env["status"] == "accepted":
         return rejected("DuplicateCoreTexPatch", "this patch already has a signed receipt; fetch it with /coretex/receipt/<patchHash>", patchHash=env["patchHash"])
     if env["miner"] == miner: return self.verdict(env)
@@ -283,7 +385,12 @@ def duplicate(self, env: dict, miner: str) -> dict:
 
 @patch_to(MinerApi)
 def wait(self, job, miner: str) -> dict:
-    "The verdict of a queued job, waited for up to the submit deadline; `EvalPending` after it."
+    """The verdict of a queued job, waited for up to the submit deadline; `EvalPending` after it.
+
+    Args:
+        job
+        miner (str)
+    """
     if not self._waiters.acquire(blocking=False):
         return rejected("QueueFull", "too many submissions are waiting for their evaluation", retryAfterSeconds=RETRY_AFTER)
     try:
@@ -301,7 +408,12 @@ def wait(self, job, miner: str) -> dict:
 # %% ../../nbs/54b_miner_api.ipynb #564f9357
 @patch_to(MinerApi)
 def submit(self, raw: bytes, client: str) -> dict|None:
-    "The answer to a submission from client address `client`: an accepted or rejected envelope; None when the client is over its rate."
+    """The answer to a submission from client address `client`: an accepted or rejected envelope; None when the client is over its rate.
+
+    Args:
+        raw (bytes)
+        client (str)
+    """
     ep = self.epoch()
     if ep is None or not ep.open: return rejected("CoordEpochMismatch", f"epoch {self.epoch_id} is not open for submissions")
     parsed = parse_submit(raw)
@@ -336,7 +448,12 @@ EXPIRED = {"status": "rejected", "reason": "receipt expired; re-submit to get a 
 
 @patch_to(MinerApi)
 def receipt(self, h: str, now: float|None = None) -> tuple:
-    "(HTTP status, body) of a receipt lookup by signed or miner's patchHash."
+    """(HTTP status, body) of a receipt lookup by signed or miner's patchHash.
+
+    Args:
+        h (str)
+        now (float | None, default None)
+    """
     hit, now = self.store.signed_by_hash(h), time.time() if now is None else now
     if hit is None: return 404, UNKNOWN
     env, job_id = hit
@@ -356,7 +473,13 @@ def _reply(status: int, body: dict, retry: int|None = None):
 
 @patch_to(MinerApi)
 def dispatch(self, name: str, arg: str|None, request):
-    "The Flask response of one request under /coretex/."
+    """The Flask response of one request under /coretex/.
+
+    Args:
+        name (str)
+        arg (str | None)
+        request
+    """
     try:
         if name == "health": return _reply(200, self.health())
         if name == "status": return _reply(200, self.status(request.args.get("miner")))
@@ -371,7 +494,12 @@ def dispatch(self, name: str, arg: str|None, request):
         return _reply(503, rejected("CoordUnhealthy", "the coordinator's database is not answering"))
 
 def miner_routes(app, api: MinerApi) -> None:
-    "Answer every request under /coretex/ on Flask `app` from `api`."
+    """Answer every request under /coretex/ on Flask `app` from `api`.
+
+    Args:
+        app
+        api (MinerApi)
+    """
     from flask import request
     @app.before_request
     def coretex():
@@ -402,7 +530,12 @@ FORBIDDEN = re.compile(r"qrel|truthdoc|truth|hardnegativ|answer|relevance|epochs
                        r"perfamilydelta", re.I)
 
 def hidden_keys(body, path: str = "") -> list:
-    "The path of every key in `body`, at any depth, that is not a public name or that a forbidden pattern matches."
+    """The path of every key in `body`, at any depth, that is not a public name or that a forbidden pattern matches.
+
+    Args:
+        body
+        path (str, default '')
+    """
     if isinstance(body, list): return [p for i, v in enumerate(body) for p in hidden_keys(v, f"{path}{i}.")]
     if not isinstance(body, dict): return []
     return [p for k, v in body.items()

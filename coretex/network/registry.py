@@ -31,7 +31,14 @@ PIN_VIEWS = {"core_version_hash": "epochCoreVersionHash", "corpus_root": "epochC
 
 @dataclass(frozen=True)
 class EpochPins:
-    "An epoch's four pins, as lowercase 0x hex."
+    """An epoch's four pins, as lowercase 0x hex.
+
+    Attributes:
+        core_version_hash (str)
+        corpus_root (str)
+        active_frontier_root (str)
+        baseline_manifest_hash (str)
+    """
     core_version_hash: str; corpus_root: str; active_frontier_root: str; baseline_manifest_hash: str
     def __post_init__(self):
         for k, v in asdict(self).items(): object.__setattr__(self, k, to_hex(from_hex(v, 32, k)) if isinstance(v, str) else to_hex(v))
@@ -44,13 +51,24 @@ class RegistryError(RuntimeError):
     "A registry transaction the contract refused, or one that reverted."
 
 def error_names(abi: list) -> dict:
-    "4-byte selector (hex) -> name of each custom error in `abi`."
+    """4-byte selector (hex) -> name of each custom error in `abi`.
+
+    Args:
+        abi (list)
+    """
     sig = lambda e: f"{e['name']}({','.join(i['type'] for i in e['inputs'])})"
     return {to_hex(keccak256(sig(e).encode())[:4]): e["name"] for e in abi if e["type"] == "error"}
 
 # %% ../../nbs/51a_registry.ipynb #857ececd
 class RegistryContract:
-    "The registry contract at `address` on `chain`, written from `sender` (default: the chain's first account, asked when first needed)."
+    """The registry contract at `address` on `chain`, written from `sender` (default: the chain's first account, asked when first needed).
+
+    Args:
+        chain (Chain)
+        address (str)
+        sender (str | None, default None)
+        deploy_block (int | None, default None)
+    """
     def __init__(self, chain: Chain, address: str, sender: str|None = None, deploy_block: int|None = None):
         from web3 import Web3
         self.chain, self.address, self._sender = chain, Web3.to_checksum_address(address), sender
@@ -65,7 +83,12 @@ class RegistryContract:
 
     @classmethod
     def deploy(cls, chain: Chain, sender: str|None = None) -> "RegistryContract":
-        "Deploy the committed artifact on `chain`."
+        """Deploy the committed artifact on `chain`.
+
+        Args:
+            chain (Chain)
+            sender (str | None, default None)
+        """
         art, w3 = registry_artifact(), chain.w3
         sender = sender or _ask("eth_accounts", lambda: w3.eth.accounts[0])
         tx = _ask("eth_sendTransaction", lambda: w3.eth.contract(abi=art["abi"], bytecode=art["bytecode"]).constructor().transact({"from": sender}))
@@ -74,7 +97,11 @@ class RegistryContract:
 
 # %% ../../nbs/51a_registry.ipynb #35c0911a
 def revert_selector(e: Exception) -> str|None:
-    "The 4-byte selector of the revert data in a failed call: web3's error data (JSON-RPC), or eth-tester's message."
+    """The 4-byte selector of the revert data in a failed call: web3's error data (JSON-RPC), or eth-tester's message.
+
+    Args:
+        e (Exception)
+    """
     data = getattr(e, "data", None)
     if isinstance(data, str) and data.startswith("0x"): return data[:10].lower()
     m = re.search(r"reverted: (b'.*'|b\".*\")", str(e))   # eth-tester: "execution reverted: b'...'"
@@ -103,24 +130,54 @@ RegistryContract._call, RegistryContract.send = _call, _send
 def _b32(v) -> bytes: return from_hex(v, 32) if isinstance(v, str) else bytes(v)
 
 def set_context(self, epoch: int, parent_root, pins: EpochPins, seed_commit=bytes(32)) -> dict:
-    "Open `epoch` on `parent_root` with its pins and hidden-seed commit (once)."
+    """Open `epoch` on `parent_root` with its pins and hidden-seed commit (once).
+
+    Args:
+        epoch (int)
+        parent_root
+        pins (EpochPins)
+        seed_commit (default bytes(32))
+    """
     return self.send("setEpochContext", epoch, _b32(parent_root), *map(_b32, asdict(pins).values()), _b32(seed_commit))
 
 def submit_advance(self, epoch: int, miner: str, parent_root, new_root, patch: bytes, pins: EpochPins,
                    eval_report_hash=bytes(32), credits: int = 0) -> dict:
-    "submitStateAdvance of `patch` (its patch hash and word count from its bytes)."
+    """submitStateAdvance of `patch` (its patch hash and word count from its bytes).
+
+    Args:
+        epoch (int)
+        miner (str)
+        parent_root
+        new_root
+        patch (bytes)
+        pins (EpochPins)
+        eval_report_hash (default bytes(32))
+        credits (int, default 0)
+    """
     from web3 import Web3
     return self.send("submitStateAdvance", epoch, Web3.to_checksum_address(miner), _b32(parent_root), _b32(new_root),
                      patch_hash(patch), _b32(eval_report_hash), _b32(pins.core_version_hash), _b32(pins.corpus_root),
                      _b32(pins.active_frontier_root), credits, decode_patch(patch).word_count, bytes(patch))
 
 def finalize_epoch(self, epoch: int, final_root, pins: EpochPins, patch_set_root=bytes(32), score_root=bytes(32)) -> dict:
-    "finalizeEpoch on the live root with the four pins."
+    """finalizeEpoch on the live root with the four pins.
+
+    Args:
+        epoch (int)
+        final_root
+        pins (EpochPins)
+        patch_set_root (default bytes(32))
+        score_root (default bytes(32))
+    """
     return self.send("finalizeEpoch", epoch, _b32(final_root), _b32(pins.core_version_hash), _b32(pins.corpus_root),
                      _b32(pins.active_frontier_root), _b32(patch_set_root), _b32(score_root), _b32(pins.baseline_manifest_hash))
 
 def fund(self, calldata) -> dict:
-    "Send coretex's fundEpoch calldata (`build_fund_epoch_calldata`) as it is."
+    """Send coretex's fundEpoch calldata (`build_fund_epoch_calldata`) as it is.
+
+    Args:
+        calldata
+    """
     w3, data = self.chain.w3, bytes(calldata) if isinstance(calldata, (bytes, bytearray)) else from_hex(calldata)
     tx = _ask("fundEpoch", lambda: w3.eth.send_transaction({"from": self.sender, "to": self.address, "data": data, "gas": 200_000}))
     receipt = _ask("eth_getTransactionReceipt", lambda: w3.eth.wait_for_transaction_receipt(tx))
@@ -132,16 +189,31 @@ RegistryContract.finalize_epoch, RegistryContract.fund = finalize_epoch, fund
 
 # %% ../../nbs/51a_registry.ipynb #d571b519
 def view(self, name: str, *args, block="latest"):
-    "A view's value at `block` (bytes32 as 0x hex); ChainError if the node does not answer."
+    """A view's value at `block` (bytes32 as 0x hex); ChainError if the node does not answer.
+
+    Args:
+        name (str)
+        *args
+        block (default 'latest')
+    """
     v = self._call(f"{name}{args}", getattr(self.contract.functions, name)(*args), block_identifier=block)
     return to_hex(v) if isinstance(v, (bytes, bytearray)) else v
 
 def epoch_pins(self, epoch: int, block="latest") -> EpochPins:
-    "The four pins the contract holds for `epoch`."
+    """The four pins the contract holds for `epoch`.
+
+    Args:
+        epoch (int)
+        block (default 'latest')
+    """
     return EpochPins(**{k: self.view(v, epoch, block=block) for k, v in PIN_VIEWS.items()})
 
 def has_context(self, epoch: int) -> bool:
-    "Whether `epoch`'s context (parent root and pins) is set."
+    """Whether `epoch`'s context (parent root and pins) is set.
+
+    Args:
+        epoch (int)
+    """
     try: self.view("epochParentStateRoot", epoch); return True
     except RegistryError: return False
 
@@ -151,13 +223,25 @@ RegistryContract.view, RegistryContract.epoch_pins, RegistryContract.has_context
 LOG_CHUNK = 9_500   # blocks per eth_getLogs request, as the reference's validator sync asks
 
 def rpc_log(l) -> dict:
-    "A web3 log as eth_getLogs returns it over JSON-RPC (hex strings)."
+    """A web3 log as eth_getLogs returns it over JSON-RPC (hex strings).
+
+    Args:
+        l
+    """
     return {"address": l["address"].lower(), "topics": [to_hex(bytes(t)) for t in l["topics"]], "data": to_hex(bytes(l["data"])),
             "blockNumber": hex(int(l["blockNumber"])), "blockHash": to_hex(bytes(l["blockHash"])),
             "transactionHash": to_hex(bytes(l["transactionHash"])), "logIndex": hex(int(l["logIndex"])), "removed": bool(l.get("removed", False))}
 
 def registry_logs(chain: Chain, address: str, from_block: int, to_block: int, chunk: int = LOG_CHUNK) -> list:
-    "Both registry events of `address` in blocks from_block..to_block, in chain order."
+    """Both registry events of `address` in blocks from_block..to_block, in chain order.
+
+    Args:
+        chain (Chain)
+        address (str)
+        from_block (int)
+        to_block (int)
+        chunk (int, default LOG_CHUNK)
+    """
     from web3 import Web3
     topics, out = [[REGISTRY_EVENT_TOPICS["CoreTexStateAdvanced"], REGISTRY_EVENT_TOPICS["CoreTexEpochFinalized"]]], []
     for a in range(from_block, to_block + 1, chunk):
@@ -167,12 +251,23 @@ def registry_logs(chain: Chain, address: str, from_block: int, to_block: int, ch
 
 # %% ../../nbs/51a_registry.ipynb #b7bc2527
 def has_code(chain: Chain, address: str, block: int) -> bool:
-    "Whether `address` holds contract code at `block`."
+    """Whether `address` holds contract code at `block`.
+
+    Args:
+        chain (Chain)
+        address (str)
+        block (int)
+    """
     from web3 import Web3
     return len(_ask(f"eth_getCode@{block}", lambda: chain.w3.eth.get_code(Web3.to_checksum_address(address), block_identifier=block))) > 0
 
 def deploy_block_of(chain: Chain, address: str) -> int:
-    "The block `address` was deployed in (bisection on its code); ChainError if it holds no code at the head."
+    """The block `address` was deployed in (bisection on its code); ChainError if it holds no code at the head.
+
+    Args:
+        chain (Chain)
+        address (str)
+    """
     lo, hi = 0, chain.block_number()
     if not has_code(chain, address, hi): raise ChainError(f"no contract at {address} at block {hi}")
     while lo < hi:
@@ -182,19 +277,34 @@ def deploy_block_of(chain: Chain, address: str) -> int:
 
 # %% ../../nbs/51a_registry.ipynb #ff10711b
 def snapshot(chain: Chain):
-    "A snapshot of a test chain's state (eth-tester in process, or ganache's evm_snapshot)."
+    """A snapshot of a test chain's state (eth-tester in process, or ganache's evm_snapshot).
+
+    Args:
+        chain (Chain)
+    """
     if chain.embedded: return chain.w3.provider.ethereum_tester.take_snapshot()
     return _ask("evm_snapshot", lambda: chain.w3.provider.make_request("evm_snapshot", [])["result"])
 
 def revert(chain: Chain, snap) -> None:
-    "Revert a test chain to `snap`: every block mined since is gone."
+    """Revert a test chain to `snap`: every block mined since is gone.
+
+    Args:
+        chain (Chain)
+        snap
+    """
     if chain.embedded: return chain.w3.provider.ethereum_tester.revert_to_snapshot(snap)
     if not _ask("evm_revert", lambda: chain.w3.provider.make_request("evm_revert", [snap])["result"]):
         raise ChainError(f"the node could not revert to snapshot {snap}")
 
 # %% ../../nbs/51a_registry.ipynb #756bc9be
 def random_patch(rng: random.Random, parent: ParentState, score_delta: int = 1_000) -> tuple:
-    "(wire bytes, child ParentState) of a random valid SLOT_REPLACE of 1-4 MemoryIndex cells of `parent`."
+    """(wire bytes, child ParentState) of a random valid SLOT_REPLACE of 1-4 MemoryIndex cells of `parent`.
+
+    Args:
+        rng (random.Random)
+        parent (ParentState)
+        score_delta (int, default 1000)
+    """
     while True:
         cells = {i: rng.getrandbits(256) & allowed_mask(i, "r5") for i in rng.sample(range(32, 384), rng.randint(1, 4))}
         if any(parent.words[i] != w for i, w in cells.items()): break
@@ -203,11 +313,25 @@ def random_patch(rng: random.Random, parent: ParentState, score_delta: int = 1_0
     return raw, prepare(a.words, a.levels)
 
 def made_up_pins(epoch: int, every: int = 7) -> EpochPins:
-    "Pins for a made-up epoch, changing every `every` epochs."
+    """Pins for a made-up epoch, changing every `every` epochs.
+
+    Args:
+        epoch (int)
+        every (int, default 7)
+    """
     return EpochPins(*(keccak256(f"{k}:{epoch // every}".encode()) for k in PIN_VIEWS))
 
 def publish_random_epochs(reg: RegistryContract, first: int, epochs: int, advances: int, state: ParentState, rng: random.Random) -> ParentState:
-    "Open, advance (`advances` random patches each) and finalize epochs first..first+epochs-1; the last live state."
+    """Open, advance (`advances` random patches each) and finalize epochs first..first+epochs-1; the last live state.
+
+    Args:
+        reg (RegistryContract)
+        first (int)
+        epochs (int)
+        advances (int)
+        state (ParentState)
+        rng (random.Random)
+    """
     for e in range(first, first + epochs):
         reg.set_context(e, state.root, made_up_pins(e))
         for _ in range(advances):

@@ -18,13 +18,22 @@ from .replay import ChainBlocks, evaluator_scorer, replay_envelope
 # %% ../../nbs/57a_rescore.ipynb #04aad990
 @dataclass
 class Reports:
-    "A folder's signed envelopes (by evalReportHash) and revealed secrets (by epoch)."
+    """A folder's signed envelopes (by evalReportHash) and revealed secrets (by epoch).
+
+    Attributes:
+        envelopes (dict, default field(default_factory=dict))
+        secrets (dict, default field(default_factory=dict))
+    """
     envelopes: dict = field(default_factory=dict)
     secrets: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder) -> "Reports":
-        "Every *.json file of `folder` that is an accepted envelope or a reveal record (others are skipped)."
+        """Every *.json file of `folder` that is an accepted envelope or a reveal record (others are skipped).
+
+        Args:
+            folder
+        """
         out = cls()
         for p in sorted(Path(folder).glob("*.json")):
             try: d = json.loads(p.read_text())
@@ -36,7 +45,12 @@ class Reports:
 
 # %% ../../nbs/57a_rescore.ipynb #1c7f0b27
 def event_binding_error(entry: dict, env: dict) -> str|None:
-    "The first way the signed receipt in `env` does not describe the backlog entry's advance, or None."
+    """The first way the signed receipt in `env` does not describe the backlog entry's advance, or None.
+
+    Args:
+        entry (dict)
+        env (dict)
+    """
     try: rc, compact, _ = decode_calldata(from_hex(env["transaction"].get("data", "")), env["artifact"]["minerAddress"])
     except (HexError, ReceiptError, KeyError) as e: return f"the envelope's transaction is not a signed receipt ({e})"
     pairs = (("epoch", rc.epoch_id, entry["epoch"]), ("miner", rc.miner.lower(), entry["miner"].lower()),
@@ -52,7 +66,15 @@ def rescore_entry(entry: dict, # a backlog entry (57_follower)
                   chain, # the chain the target blocks are read from
                   evaluator, # () -> the Evaluator re-scoring the packs (made only when an advance gets that far)
                  ) -> str:
-    "'verified', or why the advance waits; SyncError with the code of a failed check."
+    """'verified', or why the advance waits; SyncError with the code of a failed check.
+
+    Args:
+        entry (dict): a backlog entry (57_follower)
+        reports (Reports): the operator's envelopes and secrets
+        commit (str): the registry's epochHiddenSeedCommit for the entry's epoch
+        chain: the chain the target blocks are read from
+        evaluator: () -> the Evaluator re-scoring the packs (made only when an advance gets that far)
+    """
     env = reports.envelopes.get(entry["eval_report_hash"].lower())
     if env is None: return "no report"
     if (why := event_binding_error(entry, env)): raise SyncError("REPORT_EVENT_MISMATCH", f"epoch {entry['epoch']} advance {entry['index']}: {why}")
@@ -72,12 +94,23 @@ def rescore_entry(entry: dict, # a backlog entry (57_follower)
 # %% ../../nbs/57a_rescore.ipynb #f2a68e8e
 @dataclass(frozen=True)
 class Rescored:
-    "What a pass over the backlog did: advances verified now, and those still waiting, by reason."
+    """What a pass over the backlog did: advances verified now, and those still waiting, by reason.
+
+    Attributes:
+        verified (int)
+        waiting (dict): reason -> advances
+    """
     verified: int
     waiting: dict   # reason -> advances
 
 def rescore_backlog(follower: Follower, reports: Reports, evaluator) -> Rescored:
-    "Re-score every advance of the follower's backlog that can be (`evaluator()` gives the Evaluator); keep the others; SyncError on a failed check."
+    """Re-score every advance of the follower's backlog that can be (`evaluator()` gives the Evaluator); keep the others; SyncError on a failed check.
+
+    Args:
+        follower (Follower)
+        reports (Reports)
+        evaluator
+    """
     reader, kept, verified, waiting = follower.reader, [], 0, {}
     for entry in follower.backlog():
         commit = reader.view("epochHiddenSeedCommit", entry["epoch"], block="latest")
