@@ -83,7 +83,7 @@ class EvalCache:
     reuse: bool = True   # False: every ranking is computed from scratch
 
     @classmethod
-    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 32768, scores: int = 1 << 20, cosines: int = 64):
+    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 65536, scores: int = 1 << 20, cosines: int = 64):
         return cls(LRU(first_stage), LRU(views), LRU(rankings), LRU(scores), LRU(cosines))
 
     @classmethod

@@ -164,16 +164,28 @@ class FirstStage:
         return store[("v", text)]
 
     def event_vector(self, event: dict, store=None) -> np.ndarray:
-        "A query event's vector: the stored one when the corpus carries it, else the embedder's."
-        v = self.corpus.query_vector(event)
-        return v if v is not None else self.query_vector(event["queryText"], store)
+        "A query event's vector: the stored one when the corpus carries it, else the embedder's (kept in `store`: a stored one is decoded once)."
+        store, key = self._cache if store is None else store, ("e", event["id"], event["queryText"])
+        v = store.get(key)
+        if v is None:
+            v = self.corpus.query_vector(event)
+            store[key] = v = v if v is not None else self.query_vector(event["queryText"], store)
+        return v
 
-    def prime(self, texts, store=None) -> None:
-        "Embed many query texts in one batch (what a pack evaluation does first)."
+    def prime(self, events, store=None) -> None:
+        "Every query event's vector into `store`, those the corpus stores none for embedded in one batch (what a pack evaluation does first)."
         store = self._cache if store is None else store
-        todo = [t for t in dict.fromkeys(texts) if ("v", t) not in store]
-        if todo and self.embedder is not None:
-            for t, v in zip(todo, self.embedder.encode(todo)): store[("v", t)] = v
+        todo = []
+        for e in events:
+            key = ("e", e["id"], e["queryText"])
+            if key in store: continue
+            v = self.corpus.query_vector(e)
+            if v is None: todo.append(e)
+            else: store[key] = v
+        texts = [t for t in dict.fromkeys(e["queryText"] for e in todo) if ("v", t) not in store]
+        if texts and self.embedder is not None:
+            for t, v in zip(texts, self.embedder.encode(texts)): store[("v", t)] = v
+        for e in todo: self.event_vector(e, store)
 
     def fused(self, event: dict, store=None) -> tuple:
         "(fused score, membership) of every document for a query event: what its stage-1 list ranks."
