@@ -1093,6 +1093,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                          'coretex.evaluator.cache.LRU.__init__': ('cache.html#lru.__init__', 'coretex/evaluator/cache.py'),
                                          'coretex.evaluator.cache.LRU.__setitem__': ( 'cache.html#lru.__setitem__',
                                                                                       'coretex/evaluator/cache.py'),
+                                         'coretex.evaluator.cache.LRU.get': ('cache.html#lru.get', 'coretex/evaluator/cache.py'),
                                          'coretex.evaluator.cache.LRU.get_or': ('cache.html#lru.get_or', 'coretex/evaluator/cache.py'),
                                          'coretex.evaluator.cache.Memo': ('cache.html#memo', 'coretex/evaluator/cache.py'),
                                          'coretex.evaluator.cache.Memo.__init__': ( 'cache.html#memo.__init__',

@@ -170,18 +170,19 @@ class Evaluator:
         self._shapes = Memo(1 << 16)   # query -> QueryShape, when caches are on
 
     def stores(self) -> QueryStores:
-        "The stores a query's state-independent work goes to: this Evaluator's bounded ones, or with caches off new ones, kept as long as the caller keeps them."
-        if self.cache.reuse: return QueryStores(self.fs._cache, self.cache.cosines, self._shapes)
-        return QueryStores({}, {}, {})
+        "Where a query's state-independent work goes: this Evaluator's bounded stores, or with caches off new ones the caller holds."
+        c, own = self.cache, lambda store: store if self.cache.reuse or store.size > 1 else {}   # a one-entry store keeps nothing
+        return QueryStores(own(self.fs._cache), own(c.cosines), self._shapes if c.reuse else Memo(1 << 16))
 
     def bicos(self, q: dict, stores: QueryStores|None = None) -> np.ndarray:
         "cosineSimilarity(doc, query) of every document, in doubles (kept per query in `stores`, default the bounded ones)."
         store = self.cache.cosines if stores is None else stores.cosines
-        if q["id"] not in store:
+        out = store.get(q["id"])
+        if out is None:
             d, v = self.fs.doc_vecs64, self.fs.event_vector(q, None if stores is None else stores.first_stage).astype(np.float64)
             den = self.doc_norms * math.sqrt(float(v @ v))
-            with np.errstate(invalid="ignore", divide="ignore"): store[q["id"]] = np.where(den > 0, (d @ v) / den, 0.0)
-        return store[q["id"]]
+            with np.errstate(invalid="ignore", divide="ignore"): out = store[q["id"]] = np.where(den > 0, (d @ v) / den, 0.0)
+        return out
 
     @cached_property
     def doc_norms(self) -> np.ndarray:
@@ -236,8 +237,9 @@ class Evaluator:
             if len(once) == len(texts): return np.array(scores, np.float64)   # no text twice: the scores are already in order
             got = dict(zip(once, map(float, scores)))
             return np.array([got[t] for t in texts], np.float64)
-        keys = [(query, t) for t in texts]   # the pair itself: a string's hash is computed once and kept on it, a digest per pair is not
-        got = {k: self.cache.scores[k] for k in dict.fromkeys(keys) if k in self.cache.scores}
+        keys, got = [(query, t) for t in texts], {}   # the pair itself: a string keeps its hash once computed, a digest per pair costs more
+        for k in dict.fromkeys(keys):
+            if (x := self.cache.scores.get(k)) is not None: got[k] = x
         todo = {k: t for k, t in zip(keys, texts) if k not in got}
         if todo:
             for k, s in zip(todo, self.reranker.score(query, list(todo.values()))): got[k] = self.cache.scores[k] = float(s)
@@ -332,8 +334,9 @@ def stage1_of(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> Stage1
     stores = stores or ev.stores()
     store = stores.first_stage
     key = ("p", q["id"], q.get("queryText"), q.get("ownerScoped"), q.get("ownerEntityId"))
-    if key in store: return store[key]
-    p, out = ev.profile, None
+    out = store.get(key)
+    if out is not None: return out
+    p = ev.profile
     head = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else 0   # the lens seeds
     if p.owner_scope_mode == "restrict" and q.get("ownerScoped") is True and q.get("ownerEntityId"):
         scope = owner_scope_index(ev).get(q["ownerEntityId"], [])
@@ -506,8 +509,7 @@ def query_shape(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> Quer
     key = (q["id"], q.get("queryText"), q.get("subjectEntityId"), q.get("family"), q.get("ownerScoped"), q.get("ownerEntityId"),
            repr(pi) if pi else None, repr(sc) if sc is not None else None)   # everything a shape reads of the query
     sh = stores.shapes.get(key)
-    if sh is None: sh = stores.shapes[key] = QueryShape(ev, q, stores)
-    return sh
+    return sh if sh is not None else stores.shapes.keep(key, QueryShape(ev, q, stores))
 
 # %% ../../nbs/35_evaluate.ipynb #abcc59e1
 @dataclass
@@ -1309,8 +1311,8 @@ def ordered(ev: Evaluator, view: StateView, q: dict, work: PatchWork, state: str
         else:
             store, root = ev.cache.rankings, work.roots.get(state)
             rk = (root, q["id"]) if root is not None else None   # this very state's ordering: no key to derive
-            if rk is not None and rk in store: o = store[rk]
-            else:
+            o = store.get(rk) if rk is not None else None
+            if o is None:
                 o = store.get_or(ranking_key(ev, view, q), lambda: order_query(ev, view, q, work.stores))
                 if rk is not None: store[rk] = o
         work.orders[k] = o

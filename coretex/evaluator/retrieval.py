@@ -160,8 +160,9 @@ class FirstStage:
     def query_vector(self, text: str, store=None) -> np.ndarray:
         "The embedder's vector of a query text (kept in `store`, default this stage's own)."
         store = self._cache if store is None else store
-        if ("v", text) not in store: store[("v", text)] = self.embedder.encode([text])[0]
-        return store[("v", text)]
+        v = store.get(("v", text))   # read once: a bounded store shared by threads may drop a key between two reads
+        if v is None: v = store[("v", text)] = self.embedder.encode([text])[0]
+        return v
 
     def event_vector(self, event: dict, store=None) -> np.ndarray:
         "A query event's vector: the stored one when the corpus carries it, else the embedder's (kept in `store`: a stored one is decoded once)."
@@ -207,8 +208,9 @@ class FirstStage:
     def retrieve(self, event: dict, store=None) -> np.ndarray:
         "Document indices of the stage-1 list of a query event, best first (kept in `store`, default this stage's own)."
         store, key = self._cache if store is None else store, ("s", event["id"], event["queryText"])
-        if key not in store: store[key] = ranked(*self.fused(event, store), self.k)
-        return store[key]
+        out = store.get(key)
+        if out is None: out = store[key] = ranked(*self.fused(event, store), self.k)
+        return out
 
     def pooled(self, event: dict, head: int, store=None) -> tuple:
         "(the stage-1 list's documents in index order, its first `head` in order): the list as a set and its top, the rest never sorted."
