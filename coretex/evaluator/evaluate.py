@@ -418,22 +418,25 @@ _INTENT_CUES = (  # (edge type, pattern) in the reference's order
     ("supports", r"'s\s+(manager|partner|parent|spouse|friend|boss|assistant|roommate|neighbou?r)\b"),
     ("derived_from", r"\b(derived from|based on|forked from|comes from|originates? from|adapted from)\b"),
     ("coreference_of", rf"\bthe (?:{_ROLES1})\b"), ("coreference_of", rf"\bthe (?:{_ROLES2})\b"))
+_INTENT_RES = tuple((et, re.compile(pat)) for et, pat in _INTENT_CUES)   # compiled once: every query is read again on every patch
 
 def relation_intent(text: str) -> set:
     "Edge types whose reach the query's public wording asks for."
     t = (text or "").lower()
-    return {et for et, pat in _INTENT_CUES if re.search(pat, t)}
+    return {et for et, pat in _INTENT_RES if pat.search(t)}
 
 # %% ../../nbs/35_evaluate.ipynb #c0c8e314
+_LIFECYCLE_CUES = tuple((re.compile(pat), intent) for pat, intent in (   # in the reference's order: the first cue found decides
+    (r"\b(?:replaced|superseded|supersedes|retired)\b", "supersedes"),
+    (r"(?:what|which) (?:is the )?(?:new|current) [a-z ]+ (?:after|since|now that) (?:the )?(?:old|previous|prior)", "supersedes"),
+    (r"\b(?:canonical|alias(?:es)?|also known as|aka)\b", "coreference_of"),
+    (r"\b(?:which name|what name)\b.*\b(?:refer|same entity|same person|same project)\b", "coreference_of"),
+    (r"\b(?:rename|renamed|formerly known as|previously known as)\b", "coreference_of")))
+
 def lifecycle_intent(text: str) -> str|None:
     "'supersedes', 'coreference_of' or None, from the query's lifecycle wording."
     t = (text or "").lower()
-    if re.search(r"\b(?:replaced|superseded|supersedes|retired)\b", t): return "supersedes"
-    if re.search(r"(?:what|which) (?:is the )?(?:new|current) [a-z ]+ (?:after|since|now that) (?:the )?(?:old|previous|prior)", t): return "supersedes"
-    if re.search(r"\b(?:canonical|alias(?:es)?|also known as|aka)\b", t): return "coreference_of"
-    if re.search(r"\b(?:which name|what name)\b.*\b(?:refer|same entity|same person|same project)\b", t): return "coreference_of"
-    if re.search(r"\b(?:rename|renamed|formerly known as|previously known as)\b", t): return "coreference_of"
-    return None
+    return next((intent for pat, intent in _LIFECYCLE_CUES if pat.search(t)), None)
 
 # %% ../../nbs/35_evaluate.ipynb #cdf6a7cc
 def conflict_intent(text: str, names: set) -> bool:
@@ -913,7 +916,7 @@ def rendered_texts(ctx: QueryContext, c: Candidates, cap: list, cap_docs: list|N
     out = []
     for i, d in zip(cap, cap_docs or map(c.doc, cap)):
         text = docs[d]
-        if ir and (ir_all or d in ctx.entity_docs or c.event(i) in marked):
+        if ir and (ir_all or d in ctx.entity_docs or (marked and c.event(i) in marked)):
             h = memory_ir_header(memory_ir(ctx, d, c.event(i)) or {})
             if h: out.append(f"{h}\n{text}"); continue
         if not (lens and "categoryLensBFS" in pool.sources(d)): out.append(text); continue
@@ -1103,12 +1106,12 @@ def order_query(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|Non
     for d, v in bonus.items(): b[ctx.pool.position(d)] = v
     final = eff + c.final_bonus + b
     tagged, at = ctx.pool.tagged, np.asarray(cap, np.int64)
-    src = lambda d: tuple(tagged[d].sources) if d in tagged else STAGE1
-    cap_rows = tuple(zip(cap_docs, map(src, cap_docs), c.bicos[at].tolist(), c.lens_bonus[at].tolist(), c.temporal[at].tolist(),
-                         c.pre_rank[at].tolist(), cap_scores.tolist(), texts))   # doubles as Python floats: the same values
+    sources = lambda docs: [tuple(tagged[d].sources) if d in tagged else STAGE1 for d in docs]
+    cap_rows = tuple(zip(cap_docs, sources(cap_docs), c.bicos[at].tolist(),
+                         c.lens_bonus[at].tolist(), c.temporal[at].tolist(), c.pre_rank[at].tolist(), cap_scores.tolist(), texts))   # doubles as Python floats: the same values
     top = top_order(c.idx, rr, final, TOP_KEPT, cap)
     top_docs = [ids[j] for j in c.idx[top].tolist()]
-    top = tuple(zip(top_docs, rr[top].tolist(), final[top].tolist(), map(src, top_docs)))
+    top = tuple(zip(top_docs, rr[top].tolist(), final[top].tolist(), sources(top_docs)))
     return Ordered(Ranking(cap_rows, top, False, tuple(traces)), evidence_path(ctx), frozenset(ctx.pool.extra.values()))
 
 # %% ../../nbs/35_evaluate.ipynb #483208b6
