@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['SEED_DOMAINS', 'LAUNCH_SPLIT_RATIOS', 'SeedError', 'SeedInputs', 'eval_seed', 'seeds', 'seed_inputs', 'bundle_hash',
            'load_manifest', 'merkle_fold', 'corpus_root', 'split_bucket', 'split_for', 'PackError', 'hardness_bucket',
-           'strata_of', 'hidden_pool', 'draw_pack']
+           'strata_of', 'hidden_pool', 'pack_strata', 'draw_pack']
 
 # %% ../../nbs/15_seeds.ipynb #bb46b451
 import json
@@ -180,7 +180,19 @@ def hidden_pool(events, disabled_families=()) -> list:
     return sorted((e for e in events if e.get("split") == "eval_hidden" and e.get("logicalFamily", e["family"]) not in off),
                   key=lambda e: e["id"])
 
-def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=(), disabled_families=()) -> list:
+def pack_strata(events, disabled_families=()) -> tuple:
+    """(hidden pool, each member's strata): what a pack draw reads of the corpus, the same for every seed.
+
+    Args:
+        events
+        disabled_families (default ())
+    """
+    pool = hidden_pool(events, disabled_families)
+    return pool, [strata_of(e) for e in pool]
+
+def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=(), disabled_families=(),
+              strata: tuple|None = None,  # pack_strata(events, disabled_families), when the caller keeps it
+              ) -> list:
     """The hidden pack (a list of events) a seed draws: quota strata first, then seeded fill.
 
     Args:
@@ -190,19 +202,19 @@ def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=()
         pack_size (int, default 64)
         quotas (default ())
         disabled_families (default ())
+        strata (tuple | None, default None): pack_strata(events, disabled_families), when the caller keeps it
     """
-    pool = hidden_pool(events, disabled_families)
+    pool, strata = strata or pack_strata(events, disabled_families)
     n, ep = len(pool), u64be(epoch_id)
     if n == 0: raise PackError("the corpus has no eval_hidden events")
-    strata = [strata_of(e) for e in pool]
     pack, taken = [], set()
     for q in quotas:
         st, need, j = q["stratum"], q["minCount"], 0
-        have = lambda: sum(st in strata[i] for i in pack)
-        while have() < need and j < 8 * n and len(pack) < pack_size:
+        have = sum(st in strata[i] for i in pack)   # counted as the draw goes, not re-counted per draw
+        while have < need and j < 8 * n and len(pack) < pack_size:
             i = _draw(seed, ep, b"quota:" + st.encode(), u64be(j), n=n); j += 1
-            if i not in taken and st in strata[i]: pack.append(i); taken.add(i)
-        if have() < need: raise PackError(f"stratum {st} cannot meet quota {need} (got {have()}; pool {n})")
+            if i not in taken and st in strata[i]: pack.append(i); taken.add(i); have += 1
+        if have < need: raise PackError(f"stratum {st} cannot meet quota {need} (got {have}; pool {n})")
     i = 0
     while len(pack) < pack_size and i < 8 * n:
         k = _draw(seed, ep, u64be(i), n=n); i += 1

@@ -9,7 +9,7 @@ __all__ = ['PACKED_SCHEMA', 'PACK_HEADER', 'POOL_KEYS', 'PACK_FILES', 'LRU', 'co
            'PackedCorpus', 'damaged', 'stamp', 'check_files', 'mapped', 'open_packed']
 
 # %% ../../nbs/35a_cache.ipynb #02a0216c
-import hashlib, json, os, shutil, sys
+import hashlib, json, os, shutil, sys, threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field as dfield, fields, replace
@@ -25,7 +25,7 @@ from ..toolkit.embeddings import cache_dir
 
 # %% ../../nbs/35a_cache.ipynb #8cad1772
 class LRU(OrderedDict):
-    """A dict holding its `size` most recently used entries, counting hits and misses.
+    """A dict holding its `size` most recently used entries, counting hits and misses; each operation is atomic across threads.
 
     Args:
         size (int)
@@ -33,18 +33,31 @@ class LRU(OrderedDict):
     def __init__(self, size: int):
         super().__init__()
         if size < 1: raise ValueError(f"store size {size} < 1: a store must hold the entry it was just given")
-        self.size, self.hits, self.misses = size, 0, 0
+        self.size, self.hits, self.misses, self._lock = size, 0, 0, threading.Lock()
+
+    def get(self, key, default=None):
+        """The stored value of `key` (a hit: now the most recent), else `default` (a miss).
+
+        Args:
+            key
+            default (default None)
+        """
+        with self._lock:
+            if not super().__contains__(key):
+                self.misses += 1
+                return default
+            self.hits += 1
+            self.move_to_end(key)
+            return super().__getitem__(key)
 
     def __contains__(self, key) -> bool:
-        found = super().__contains__(key)
-        if found: self.hits += 1; self.move_to_end(key)
-        else: self.misses += 1
-        return found
+        return self.get(key, _ABSENT) is not _ABSENT
 
     def __setitem__(self, key, value) -> None:
-        super().__setitem__(key, value)
-        self.move_to_end(key)
-        if len(self) > self.size: self.popitem(last=False)
+        with self._lock:
+            super().__setitem__(key, value)
+            self.move_to_end(key)
+            if len(self) > self.size: self.popitem(last=False)
 
     def get_or(self, key, make: Callable):
         """The stored value of `key`, else `make()`, stored.
@@ -53,10 +66,13 @@ class LRU(OrderedDict):
             key
             make (Callable)
         """
-        if key in self: return self[key]
-        value = make()
-        self[key] = value
+        value = self.get(key, _ABSENT)
+        if value is _ABSENT:
+            value = make()
+            self[key] = value
         return value
+
+_ABSENT = object()   # a value no store holds
 
 # %% ../../nbs/35a_cache.ipynb #9e8b3f42
 def content_key(*parts) -> bytes:
@@ -122,7 +138,7 @@ class EvalCache:
     reuse: bool = True   # False: every ranking is computed from scratch
 
     @classmethod
-    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 32768, scores: int = 1 << 20, cosines: int = 64):
+    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 65536, scores: int = 1 << 20, cosines: int = 64):
         return cls(LRU(first_stage), LRU(views), LRU(rankings), LRU(scores), LRU(cosines))
 
     @classmethod

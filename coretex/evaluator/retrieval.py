@@ -136,8 +136,9 @@ def ranked(scores: np.ndarray, member: np.ndarray, k: int) -> np.ndarray:
         member (np.ndarray)
         k (int)
     """
-    idx = np.flatnonzero(member)
-    return idx[np.lexsort((idx, -scores[idx]))][:max(k, 0)]
+    idx = np.flatnonzero(member)   # ascending, so a stable sort on the score alone breaks ties by index
+    if 0 < k < len(idx) // 4: return idx[top_k(scores[idx], k)]   # a short list of many members: select, then sort k
+    return idx[np.argsort(-scores[idx], kind="stable")][:max(k, 0)]
 
 # %% ../../nbs/32_retrieval.ipynb #4383348d
 def dense_cosines(doc_vecs: np.ndarray, inv_norms: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -150,10 +151,10 @@ def dense_cosines(doc_vecs: np.ndarray, inv_norms: np.ndarray, q: np.ndarray) ->
     """
     q64 = q.astype(np.float64)
     qn = float(q64 @ q64)
-    return (doc_vecs.astype(np.float64) @ q64) * inv_norms * (1 / math.sqrt(qn) if qn > 0 else 0.0)
+    return (np.asarray(doc_vecs, np.float64) @ q64) * inv_norms * (1 / math.sqrt(qn) if qn > 0 else 0.0)
 
 def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weight: float) -> None:
-    """Add weight x the min-max score of a ranked list to its members (an all-equal list gives 1).
+    """Add weight x the min-max score of a list to its members (an all-equal list gives 1): its order does not matter.
 
     Args:
         fused (np.ndarray)
@@ -162,8 +163,12 @@ def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weigh
         weight (float)
     """
     if len(idx) == 0 or weight == 0: return
-    lo, span = scores[idx[-1]], scores[idx[0]] - scores[idx[-1]]
-    fused[idx] += weight * ((scores[idx] - lo) / span if span > 0 else 1.0)
+    every = len(idx) == len(scores)   # the list holds every document: whole arrays, no gather or scatter
+    s = scores if every else scores[idx]
+    lo = s.min()
+    span = s.max() - lo
+    if every: fused += weight * ((s - lo) / span if span > 0 else 1.0)
+    else: fused[idx] += weight * ((s - lo) / span if span > 0 else 1.0)
 
 # %% ../../nbs/32_retrieval.ipynb #4a3dabb3
 @dataclass(frozen=True)
@@ -199,7 +204,16 @@ class FirstStage:
         self.dense_weight, self.lexical_weight = dense_weight, lexical_weight
         ix = index or self._index(progress)
         self.doc_vecs, self.inv_norms, self.bm25 = ix.doc_vecs, ix.inv_norms, ix.bm25
-        self._cache = {}
+        self._cache = {}   # the default store of query vectors and stage-1 lists
+        self._vecs64 = None
+
+    @property
+    def doc_vecs64(self) -> np.ndarray:
+        "The document vectors in doubles: kept once made when they fit in 256 MiB, else made per use."
+        if self._vecs64 is not None: return self._vecs64
+        v = self.doc_vecs.astype(np.float64)
+        if v.nbytes <= 1 << 28: self._vecs64 = v
+        return v
 
     def _index(self, progress) -> StageOneIndex:
         texts = [self.corpus.docs[d] for d in self.corpus.doc_ids]
@@ -216,51 +230,101 @@ class FirstStage:
         if missing: raise ValueError(f"corpus stores embeddings but not for {len(missing)} documents, e.g. {missing[0]}")
         return np.stack(rows)
 
-    def query_vector(self, text: str) -> np.ndarray:
-        """The embedder's vector of a query text (cached).
+    def query_vector(self, text: str, store=None) -> np.ndarray:
+        """The embedder's vector of a query text (kept in `store`, default this stage's own).
 
         Args:
             text (str)
+            store (default None)
         """
-        if ("v", text) not in self._cache: self._cache[("v", text)] = self.embedder.encode([text])[0]
-        return self._cache[("v", text)]
+        store = self._cache if store is None else store
+        v = store.get(("v", text))   # read once: a bounded store shared by threads may drop a key between two reads
+        if v is None: v = store[("v", text)] = self.embedder.encode([text])[0]
+        return v
 
-    def event_vector(self, event: dict) -> np.ndarray:
-        """A query event's vector: the stored one when the corpus carries it, else the embedder's.
+    def event_vector(self, event: dict, store=None) -> np.ndarray:
+        """A query event's vector: the stored one when the corpus carries it, else the embedder's (kept in `store`: a stored one is decoded once).
 
         Args:
             event (dict)
+            store (default None)
         """
-        v = self.corpus.query_vector(event)
-        return v if v is not None else self.query_vector(event["queryText"])
+        store, key = self._cache if store is None else store, ("e", event["id"], event["queryText"])
+        v = store.get(key)
+        if v is None:
+            v = self.corpus.query_vector(event)
+            store[key] = v = v if v is not None else self.query_vector(event["queryText"], store)
+        return v
 
-    def prime(self, texts) -> None:
-        """Embed many query texts in one batch (what a pack evaluation does first).
+    def prime(self, events, store=None) -> None:
+        """Every query event's vector into `store`, those the corpus stores none for embedded in one batch (what a pack evaluation does first).
 
         Args:
-            texts
+            events
+            store (default None)
         """
-        todo = [t for t in dict.fromkeys(texts) if ("v", t) not in self._cache]
-        if todo and self.embedder is not None:
-            for t, v in zip(todo, self.embedder.encode(todo)): self._cache[("v", t)] = v
+        store = self._cache if store is None else store
+        todo = []
+        for e in events:
+            key = ("e", e["id"], e["queryText"])
+            if key in store: continue
+            v = self.corpus.query_vector(e)
+            if v is None: todo.append(e)
+            else: store[key] = v
+        texts = [t for t in dict.fromkeys(e["queryText"] for e in todo) if ("v", t) not in store]
+        if texts and self.embedder is not None:
+            for t, v in zip(texts, self.embedder.encode(texts)): store[("v", t)] = v
+        for e in todo: self.event_vector(e, store)
 
-    def retrieve(self, event: dict) -> np.ndarray:
-        """Document indices of the stage-1 list of a query event, best first.
+    def fused(self, event: dict, store=None) -> tuple:
+        """(fused score, membership) of every document for a query event: what its stage-1 list ranks.
 
         Args:
             event (dict)
+            store (default None)
         """
-        key = ("s", event["id"], event["queryText"])
-        if key not in self._cache:
-            n, text = len(self.corpus.doc_ids), event["queryText"]
-            cos = dense_cosines(self.doc_vecs, self.inv_norms, self.event_vector(event)) if self.mode != "lexical" else None
-            lex = self.bm25.scores(text) if self.mode != "dense" else None
-            fused, member = np.zeros(n), np.zeros(n, bool)
-            if cos is not None:
-                d = ranked(cos, np.ones(n, bool), self.k); member[d] = True
-                add_normalised(fused, d, cos, self.dense_weight if self.mode == "hybrid" else 1.0)
-            if lex is not None:
-                l = ranked(lex, lex > 0, self.k); member[l] = True
-                add_normalised(fused, l, lex, self.lexical_weight if self.mode == "hybrid" else 1.0)
-            self._cache[key] = ranked(fused, member, self.k)
-        return self._cache[key]
+        n, text = len(self.corpus.doc_ids), event["queryText"]
+        cos = dense_cosines(self.doc_vecs64, self.inv_norms, self.event_vector(event, store)) if self.mode != "lexical" else None
+        lex = self.bm25.scores(text) if self.mode != "dense" else None
+        fused, member = np.zeros(n), np.zeros(n, bool)
+        if cos is not None:   # a list's normalisation reads only its min and max: it is ordered only when cut at k
+            d = ranked(cos, np.ones(n, bool), self.k) if n > self.k else np.arange(n)
+            member[d] = True
+            add_normalised(fused, d, cos, self.dense_weight if self.mode == "hybrid" else 1.0)
+        if lex is not None:
+            hit = lex > 0
+            l = ranked(lex, hit, self.k) if int(hit.sum()) > self.k else np.flatnonzero(hit)
+            member[l] = True
+            add_normalised(fused, l, lex, self.lexical_weight if self.mode == "hybrid" else 1.0)
+        return fused, member
+
+    def retrieve(self, event: dict, store=None) -> np.ndarray:
+        """Document indices of the stage-1 list of a query event, best first (kept in `store`, default this stage's own).
+
+        Args:
+            event (dict)
+            store (default None)
+        """
+        store, key = self._cache if store is None else store, ("s", event["id"], event["queryText"])
+        out = store.get(key)
+        if out is None: out = store[key] = ranked(*self.fused(event, store), self.k)
+        return out
+
+    def pooled(self, event: dict, head: int, store=None) -> tuple:
+        """(the stage-1 list's documents in index order, its first `head` in order): the list as a set and its top, the rest never sorted.
+
+        Args:
+            event (dict)
+            head (int)
+            store (default None)
+        """
+        store = self._cache if store is None else store
+        full = store.get(("s", event["id"], event["queryText"]))
+        if full is not None: return np.sort(full), full[:head]
+        fused, member = self.fused(event, store)
+        idx = np.flatnonzero(member)
+        if len(idx) > self.k:
+            full = ranked(fused, member, self.k)
+            return np.sort(full), full[:head]
+        return idx, idx[top_k(fused[idx], head)]   # idx ascending: top_k's ties by position are ties by index
+
