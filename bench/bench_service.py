@@ -1,5 +1,5 @@
 """The coordinator as a service under load and faults, with real processes, each figure with a named peer
-measured in the same run (issue 14): `python bench/bench_service.py [--runs 20] [--flood 100000]`.
+measured in the same run: `python bench/bench_service.py [--runs 20] [--flood 100000]`.
 
 load    100 concurrent submissions of one patch; 1,000 distinct submissions; 50 slow clients; 100,000 rejected requests
 faults  kill -9 of `coordinator work` at random moments; the database restarted under `serve`; a reorganising,
@@ -7,11 +7,11 @@ faults  kill -9 of `coordinator work` at random moments; the database restarted 
 secrets the signing key and the epoch secret searched for in every artefact of a full run before reveal
 miner   an evaluated submission's latency through the network's POST /coretex/submit (which waits for its verdict)
         next to the job API's (POST /v1/patches, poll GET /v1/jobs/<id>, GET /v1/results)
-attacks (issue 22) 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
+attacks 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
         GETs; serve's worker plus 3 `coordinator work` on 500 jobs and 30 abstention patches in 10 more epochs
         (evaluations and credits counted per job), then with kill -9 of random workers; the lockout and eviction
         attacks on the rate limiter
-front   (issue 31) the front on Granian: 1,010 and 5,000 tricklers (head, body) that reconnect after each answer or
+front   the front on Granian: 1,010 and 5,000 tricklers (head, body) that reconnect after each answer or
         close, from 1 and from 200 addresses, while a normal client GETs; 20,000 connections from 200 addresses (serve's
         RSS before, peak, after; tracebacks and EMFILE lines in its output); `serve` killed with SIGKILL 10 times under
         load, then every submitted patch submitted again (stranded: refused as in flight, or a claim with no job); a

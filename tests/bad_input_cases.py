@@ -1,4 +1,4 @@
-"""The malformed inputs tried on every `coretex` subcommand and HTTP endpoint (issue 14), as data.
+"""The malformed inputs tried on every `coretex` subcommand and HTTP endpoint, as data.
 
 `tests/test_bad_input.py` runs each case; `python tests/bad_input_cases.py > docs/bad-input.md` writes the
 table of cases for the docs from the same tuples (a test checks the file is current).
@@ -121,7 +121,7 @@ CLI = [
     Cli("replay an object that is not a report", ["replay", "{unsigned}", "--epoch-secret", H], 2, "is not a signed receipt envelope"),
     Cli("beliefs eval --mongodb-uri http://x", ["beliefs", "eval", "--mongodb-uri", "http://x"], 2, "not a MongoDB URI"),
     Cli("beliefs eval --backend nope", ["beliefs", "eval", "--backend", "nope"], 2, "invalid choice"),
-    # issue 22: every reader is bounded (these run under a 1 GiB address-space cap), integers are ASCII digits
+    # every reader is bounded (these run under a 1 GiB address-space cap), integers are ASCII digits
     *[Cli(f"{name} {dev} (endless)", [a.replace("DEV", dev) for a in argv], 2, says.replace("DEV", dev)) for dev in ("/dev/zero", "/dev/urandom") for name, argv, says in [
         ("state-root", ["state-root", "DEV"], "state DEV: not a regular file"),
         ("evaluate --corpus", EVAL + ["--corpus", "DEV"], "not a regular file"),
@@ -142,7 +142,7 @@ CLI = [
     Cli("evaluate-batch --workers fullwidth 2", ["evaluate-batch", "{ok}", "--workers", "\uff12"], 2, "--workers: not an integer"),
     Cli("evaluate-batch --workers -1", ["evaluate-batch", "{ok}", "--workers", "-1"], 2, "-1 is outside 0..1024"),
     Cli("beliefs eval --fixtures with /dev/zero", ["beliefs", "eval", "--fixtures", "{zerofixtures}"], 2, "beliefs.seed.json: not a regular file"),
-    # issue 31: the last readers capped, and nothing but a regular file opened (a FIFO hung 19 of 22 readers)
+    # the last readers capped, and nothing but a regular file opened (a FIFO once hung 19 of 22 readers)
     *[Cli(f"{name} {what}", [a.replace("DEV", dev) for a in argv], 2, f"{opt} {dev}: not a regular file")
       for what, dev in (("/dev/zero (endless)", "/dev/zero"), ("a FIFO", "{fifo}")) for name, argv, opt in [
         ("consensus --embeddings", ["consensus", "{ok}", "--embeddings", "DEV", "--no-store"], "--embeddings"),
@@ -195,7 +195,7 @@ HTTP = [
     Http("wrong method", "DELETE", "/v1/patches", None, 405, "method_not_allowed"),
     Http("malformed HTTP request", "RAW", "GARBAGE", b"GARBAGE\r\n\r\n", 400, EMPTY),
     Http("Content-Length not a number", "RAW", "POST /v1/patches", b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", 400, EMPTY),
-    # issue 22
+    # limiter and front attacks
     Http("100 MB announced with Expect: 100-continue", "RAW", "POST /v1/patches",
          b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\nExpect: 100-continue\r\n\r\n", 413, "request_entity_too_large"),
     Http("Content-Length in fullwidth digits", "RAW", "POST /v1/patches",

@@ -1,4 +1,4 @@
-"""The coordinator under attack, round two (issue 22): one test per finding, each failing on the code before it.
+"""The coordinator under attack: one test per finding of two rounds of attacks, each failing on the code before it.
 
 Small numbers show each mechanism (60 trickling connections against a front configured with a small cap and
 short deadlines); the large ones (1,010 and 5,000 connections, 500 jobs on 4 worker processes) are in
@@ -157,7 +157,7 @@ def exchange_raw(port: int, raw: bytes, wait: float = 1.0) -> tuple:
 
 
 SMUGGLED = b"GET /nowhere/smuggled HTTP/1.1\r\nHost: x\r\n\r\n"   # 43 bytes: a second request hidden in a body
-SMUGGLING = {   # what an attacker sent (issue 31), and the one answer it must get; None: an empty body (Granian's parser refused it)
+SMUGGLING = {   # what an attacker sent, and the one answer it must get; None: an empty body (Granian's parser refused it)
     "bare LF before Content-Length": (b"POST /nowhere HTTP/1.1\r\nHost: x\nContent-Length: 43\r\n\r\n" + SMUGGLED, [(404, "not_found")], False),
     "bare CR in a header value": (b"GET /nowhere HTTP/1.1\r\nHost: x\rContent-Length: 43\r\n\r\n" + SMUGGLED, [(400, None)], True),
     "NUL in a header value": (b"GET /nowhere HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n", [(400, None)], True),

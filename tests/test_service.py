@@ -1,4 +1,4 @@
-"""The coordinator as a service that survives miners: one test per finding of issue 14, against real processes.
+"""The coordinator as a service that survives miners: one test per finding of a first round of attacks, against real processes.
 
 Each test drives `coretex coordinator serve` (or the library's parts) over real HTTP on loopback with the
 embedded MongoDB server, and asserts what main's code got wrong: a stalled intake, a leaking and bypassable
