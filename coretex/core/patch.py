@@ -65,6 +65,9 @@ class Patch:
     def word_count(self) -> int:
         "How many cells the patch writes."
         return len(self.indices)
+    def __repr__(self):  # a 32-byte root and four 256-bit words would fill a screen
+        return (f"Patch({PATCH_TYPES.get(self.patch_type, hex(self.patch_type))}, scoreDelta {self.score_delta}, "
+                f"parent 0x{self.parent_root[:2].hex()}..{self.parent_root[-2:].hex()}, writes cells {list(self.indices)})")
 
 def _leb128(data: bytes, pos: int) -> tuple:
     "(index, next position) of the canonical LEB128 index at `pos`."

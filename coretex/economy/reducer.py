@@ -79,6 +79,7 @@ class StepAccepted:
     ok = True
     @property
     def state_root(self) -> bytes: return state_root(self.state)
+    def __repr__(self): return f"StepAccepted(gain {self.marginal_gain}, state root 0x{self.state_root[:4].hex()}..)"  # not 1,024 cells
 
 @dataclass(frozen=True)
 class StepRefused:
@@ -199,6 +200,9 @@ class ReducerOutput:
         rejected (list)
     """
     new_state: tuple; new_state_root: bytes; patch_set_root: bytes; accepted: list; rejected: list
+    def __repr__(self):  # the new state's 1,024 cells would fill a screen
+        return (f"ReducerOutput(root 0x{self.new_state_root[:4].hex()}.., patch set 0x{self.patch_set_root[:4].hex()}.., "
+                f"{len(self.accepted)} accepted, {len(self.rejected)} rejected)")
 
 # %% ../../nbs/44_reducer.ipynb #6440fd39
 def reduce(parent_state, # the epoch's parent state (1024 ints)
@@ -302,6 +306,9 @@ class LiveEpochOutput:
         rejected (list)
     """
     new_state: tuple; new_state_root: bytes; patch_set_root: bytes; advances: list; rejected: list
+    def __repr__(self):  # the new state's 1,024 cells would fill a screen
+        return (f"LiveEpochOutput(root 0x{self.new_state_root[:4].hex()}.., patch set 0x{self.patch_set_root[:4].hex()}.., "
+                f"{len(self.advances)} advances, {len(self.rejected)} rejected)")
 
 LIVE_CODES = AcceptCodes(L01_NOT_IMPROVEMENT, R03_WRONG_PARENT_ROOT, R05_RESERVED_BIT_SET, R04_INVALID_TARGET)
 

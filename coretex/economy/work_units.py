@@ -193,6 +193,9 @@ class WorkPolicy:
     state_advance_min_deterministic_delta: object  # as written: read only for a state advance
     state_advance_min_local_model_delta: object    # as written: read only for a state advance
     require_live_state_advance: object         # as written: JavaScript truthiness decides
+    def __repr__(self):  # the policy's JSON source would fill a screen
+        return (f"WorkPolicy(screener {self.screener_work_units_bps} bps, min delta {self.min_delta_ppm} ppm, "
+                f"max {self.max_threshold_ppm} ppm, tiers {self.tiers})")
 
 def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the published policy)
                ) -> WorkPolicy:

@@ -86,6 +86,8 @@ class Corpus:
     entities: tuple = ()
     bi_encoder: dict|None = None        # {"modelId", "revision", "layout"} of the stored embeddings
     labeling_model: dict|None = None
+    def __repr__(self):  # the events would fill a screen
+        return f"Corpus({len(self.events)} events, {len(self.entities)} entities, corpus_epoch {self.corpus_epoch})"
 
     @classmethod
     def from_events(cls, events, corpus_epoch: int = 0, **meta) -> "Corpus":

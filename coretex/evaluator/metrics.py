@@ -278,6 +278,9 @@ class Profile:
     def screener_threshold_ppm(self) -> int: return screener_threshold_ppm(self.baseline_parent_score_ppm, self.state_threshold_ppm)
     def __getitem__(self, k): return self.raw[k]   # for callers that read a raw profile field (e.g. baseRpcConfig)
     def get(self, k, default=None): return self.raw.get(k, default)
+    def __repr__(self):  # the raw profile would fill a screen
+        return (f"Profile({self.pipeline}, weights {self.weights.values()}, pack {self.pack_size}, "
+                f"state {self.state_threshold_ppm} ppm, screener {self.screener_threshold_ppm} ppm)")
 
 def screener_threshold_ppm(baseline_ppm: int, state_ppm: int, noise_floor_ppm: int = 0) -> int:
     """computeCoreTexScreenerThresholdPpm under the default work policy (no plateau easing, no probe penalty).

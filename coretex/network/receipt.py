@@ -95,6 +95,13 @@ class CoreTexReceipt:
     rules_version: int; work_policy_hash: bytes; work_units_bps: int; difficulty_count_snapshot: int
     state_word_count: int; score_before_ppm: int; score_after_ppm: int; issued_at: int; expires_at: int
 
+    def __repr__(self):  # 24 fields, eleven of them 32 bytes: one line that names the receipt
+        h = lambda b: f"0x{b[:4].hex()}.."
+        kind = {v: k for k, v in OUTCOMES.items()}.get(self.outcome, f"outcome {self.outcome}")
+        return (f"CoreTexReceipt({kind}, epoch {self.epoch_id}, miner {self.miner[:10]}.., solve {self.solve_index}, "
+                f"patch {h(self.patch_hash)}, root {h(self.parent_state_root)} -> {h(self.new_state_root)}, "
+                f"work {self.work_units_bps} bps, issued {self.issued_at})")
+
     def words(self) -> list:
         "Each field as its 32-byte ABI word, in order; ReceiptError if a value does not fit its type."
         return [_abi_word(t, getattr(self, _snake(n)), n) for t, n in RECEIPT_FIELDS]
