@@ -369,67 +369,76 @@ def secrets(tmp: Path) -> dict:
             "verdict_read_back": answers[2]["outcome"] in ("REJECT", "SCREENER_PASS", "STATE_ADVANCE")}
 
 
-def _crowd(port: int, n: int, body: bool, per_source: int, open_now, q) -> None:
+def _source(a: int) -> str: return f"127.0.{1 + a // 250}.{1 + a % 250}"   # the a-th loopback address of a crowd
+
+
+def _crowd(port: int, n: int, body: bool, addresses: int, open_now, q, seconds: float = 0.0, reconnect: bool = False, first: int = 0) -> None:
     """n trickling connections driven by one selector loop (in a process of its own): once a second it writes the next
     byte to every connection still open, and reads answers between. Reports ('ready', connected, failed), then
-    ('done', answers). One loop with no task or timer per connection keeps the peer's own CPU use small, so that
-    what is measured is the front, not the load generator competing with it for the 2 cores."""
+    ('done', answers, CPU seconds). One loop with no task or timer per connection keeps the peer's own CPU use small, so
+    that what is measured is the front, not the load generator competing with it for the 2 cores. It trickles for
+    `seconds` (default: the payload's length and two more seconds to hear the last answers); with `reconnect`, a
+    connection that ends (answered, closed or reset) is opened again from its address at once. The connections are
+    spread evenly over `addresses` loopback addresses, numbered from `first`."""
     import resource, selectors
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < hard: resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     head = b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
-    payload, answers, failed = (b"{" + b" " * 99 if body else head)[:100], {}, 0
-    sel, live = selectors.DefaultSelector(), {}   # live: socket -> bytes sent of payload
-    count = lambda code: answers.__setitem__(code, answers.get(code, 0) + 1)
-    for i in range(n):
-        a = i // per_source
+    payload, answers, failed = (b"{" + b" " * 99 if body else head)[:100], Counter(), 0
+    sel, live = selectors.DefaultSelector(), {}   # live: socket -> [source address, bytes sent of payload]
+
+    def connect(src: str) -> None:
+        nonlocal failed
         sk = socket.socket()
         try:
-            sk.bind((f"127.0.{1 + a // 250}.{1 + a % 250}", 0)); sk.connect(("127.0.0.1", port))
+            sk.settimeout(5); sk.bind((src, 0)); sk.connect(("127.0.0.1", port))
             if body: sk.sendall(head)
-        except OSError: sk.close(); failed += 1; continue
-        sk.setblocking(False); sel.register(sk, selectors.EVENT_READ); live[sk] = 0
+        except OSError: sk.close(); failed += 1; return
+        sk.setblocking(False); sel.register(sk, selectors.EVENT_READ); live[sk] = [src, 0]
+
+    def end(sk, code) -> None:
+        answers[code] += 1; sel.unregister(sk); sk.close()
+        src = live.pop(sk)[0]
+        if reconnect and time.monotonic() < stop_at: connect(src)
+
+    for i in range(n): connect(_source(first + i * addresses // n))
     q.put(("ready", len(live), failed))
     open_now.value = len(live)
-
-    def end(sk, code):
-        count(code); sel.unregister(sk); sk.close(); del live[sk]
-
-    for _ in range(len(payload) + 2):   # a byte a second, and two more seconds to hear the last answers
+    stop_at = time.monotonic() + (seconds or len(payload) + 2)
+    while live and time.monotonic() < stop_at:
         tick = time.monotonic() + 1.0
-        for sk, sent in list(live.items()):
-            if sent < len(payload):
-                try: sk.send(payload[sent:sent + 1]); live[sk] = sent + 1
+        for sk, st in list(live.items()):
+            if st[1] < len(payload):
+                try: sk.send(payload[st[1]:st[1] + 1]); st[1] += 1
                 except BlockingIOError: pass
                 except OSError: end(sk, "reset")
-        while (left := tick - time.monotonic()) > 0 and live:
+        while (left := min(tick, stop_at) - time.monotonic()) > 0 and live:
             for key, _ in sel.select(left):
+                if key.fileobj not in live: continue
                 try: line = key.fileobj.recv(4096)
                 except OSError: end(key.fileobj, "reset"); continue
                 end(key.fileobj, line.split(b" ")[1].decode() if line.startswith(b"HTTP/") else "closed")
         open_now.value = len(live)
-        if not live: break
-    for sk in list(live): end(sk, "unanswered")
+    for sk in list(live): answers["unanswered"] += 1; sel.unregister(sk); sk.close()
     use = resource.getrusage(resource.RUSAGE_SELF)
-    q.put(("done", answers, use.ru_utime + use.ru_stime))
+    q.put(("done", dict(answers), use.ru_utime + use.ru_stime, failed))
 
 
-def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 100, settle: float = 2.0) -> dict:
-    """A normal client's GET latency alone, then while n connections from loopback addresses 127.0.x.y (per_source
-    each, under the front's per-address cap) send a request 1 byte a second: its head, or its body after a whole
-    head. The connections run in a process of their own (one selector loop), so the normal client does not share
-    their interpreter.
+def trickle_flood(s: Served, n: int, body: bool, k: int = 40, addresses: int|None = None, settle: float = 2.0, seconds: float = 0.0) -> dict:
+    """A normal client's GET latency alone, then while n connections from `addresses` loopback addresses 127.0.x.y
+    (default: 100 connections an address) send a request 1 byte a second: its head, or its body after a whole head.
+    The connections run in a process of their own (one selector loop), so the normal client does not share their
+    interpreter.
     Each trickler stops when answered (a 408 at its deadline) or after its 100 bytes; every loop is bounded. GETs in
-    the first `settle` seconds, while the front is still accepting the crowd, are reported apart (their max)."""
+    the first `settle` seconds, while the front is still accepting the crowd, are reported apart (their max). With
+    `seconds`, the crowd trickles that long and every connection that ends is opened again at once from its address
+    (the reconnecting crowd), and the normal client GETs until the crowd stops."""
     import multiprocessing as mp
     port, url = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none"
     ctx = mp.get_context("spawn")
     open_now, q = ctx.Value("i", 0), ctx.Queue()
-    alone = _latencies(url, k)
-    child = ctx.Process(target=_crowd, args=(port, n, body, per_source, open_now, q), daemon=True); child.start()
-    _, connected, failed = q.get(timeout=180)
     def gets(until: float|None = None, count: int = 0) -> tuple:
-        "(seconds of each GET answered, how many timed out): `count` of them, or as many as fit before `until`."
+        "(seconds of each GET answered, how many timed out): `count` of them, or as many as fit before `until`, 50 ms apart."
         took, timeouts = [], 0
         while (time.monotonic() < until) if until else len(took) + timeouts < count:
             t0 = time.perf_counter()
@@ -437,17 +446,23 @@ def trickle_flood(s: Served, n: int, body: bool, k: int = 40, per_source: int = 
             except OSError: timeouts += 1
             time.sleep(0.05)
         return took, timeouts
+    alone = gets(count=k)[0]   # timed as the crowded GETs are: 50 ms apart (back to back, each is ~3x faster, threads still awake)
+    addresses = addresses or -(-n // 100)
+    child = ctx.Process(target=_crowd, args=(port, n, body, addresses, open_now, q, seconds, bool(seconds)), daemon=True); child.start()
+    _, connected, failed = q.get(timeout=180)
+    t_ready = time.monotonic()
     # the crowd's connections are complete in the kernel before the front has accepted them all: a GET's connection
     # waits in the accept queue behind them for up to a second; timed apart, then the trickling itself is measured
     burst, burst_timeouts = gets(until=time.monotonic() + settle)
     open_at_start = open_now.value
-    crowded, timeouts = gets(count=k)
+    crowded, timeouts = gets(until=t_ready + seconds - 1) if seconds else gets(count=k)
     open_at_end = open_now.value
-    _, answers, crowd_cpu = q.get(timeout=180); child.join(30)
+    _, answers, crowd_cpu, failed = q.get(timeout=180); child.join(30)
     return {"n": n, "kind": "body" if body else "head", "connected": connected, "connect_failed": failed,
             "held_during": (open_at_start, open_at_end), "answers": answers, "alone_median_ms": pct(alone, 0.5) * 1000,
             "median_ms": pct(crowded, 0.5) * 1000, "max_ms": max(crowded) * 1000 if crowded else float("nan"),
-            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts + burst_timeouts, "gets": k + len(burst) + burst_timeouts,
+            "ratio": pct(crowded, 0.5) / pct(alone, 0.5), "timeouts": timeouts + burst_timeouts, "gets": len(crowded) + timeouts + len(burst) + burst_timeouts,
+            "max_all_ms": max(crowded + burst) * 1000 if crowded + burst else float("nan"), "addresses": addresses,
             "settle_s": settle, "crowd_cpu_s": round(crowd_cpu, 1), "burst_max_ms": max(burst) * 1000 if burst else float("nan"), "burst_gets": len(burst)}
 
 
@@ -509,7 +524,7 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
     one advance (the first to be credited moves its root), and credits are counted per job."""
     assert advancing * per_epoch <= 32, "the abstention region has 32 cells"
     rng, host = random.Random(seed), socket.gethostname()
-    with served(tmp, "--rate", 1_000_000, "--lease", lease) as s:
+    with served(tmp, "--rate", 1_000_000, "--requests", 1_000_000, "--lease", lease) as s:
         key = tmp / "data" / "coordinator.key"
         start = lambda: subprocess.Popen(["coretex", "coordinator", "work", "--lease", str(lease), "--mongodb-uri", s.db.uri, "--key-file", str(key)],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env_for(tmp / "data"))
@@ -550,3 +565,152 @@ def workers_race(tmp: Path, jobs: int = 500, extra: int = 3, kill_every: float|N
             "credits_per_job": dict(sorted(Counter(Counter(credited).values()).items())),
             "credited_held_by_killed": len(set(credited) & died_holding),
             "credited_not_advance": sum(outcomes.get(docs[j]["dedupKey"]) != "STATE_ADVANCE" for j in credited if j in docs)}
+
+
+def submit_latency(s: Served, n: int = 20) -> dict:
+    """End-to-end latency of one evaluated submission, the same kind of patch each way, alternating: through the network's
+    POST /coretex/submit (which waits for the verdict) and through the job API (POST /v1/patches, then GET /v1/jobs/<id>
+    every 50 ms until done, then GET /v1/results/<dedupKey>); and the job API's intake alone (its 202)."""
+    root = call(f"{s.base}/coretex/status")[1]["currentStateRoot"]
+    coretex, jobs, intake, codes = [], [], [], Counter()
+    for i in range(n):
+        t0 = time.perf_counter()
+        status, out = call(f"{s.base}/coretex/submit", {"patchBytesHex": "0x" + patch_for(2 * i), "parentStateRoot": root, "minerAddress": miner(1)}, timeout=120)
+        coretex.append(time.perf_counter() - t0); codes[f"{status} {out.get('code') or out.get('outcome')}"] += 1
+        t0 = time.perf_counter()
+        status, job = call(f"{s.base}/v1/patches", {"miner": miner(2), "patch": patch_for(2 * i + 1), "epochId": 1})
+        intake.append(time.perf_counter() - t0)
+        while call(f"{s.base}/v1/jobs/{job['jobId']}")[1]["status"] not in ("done", "failed"): time.sleep(0.05)
+        call(f"{s.base}/v1/results/{job['dedupKey']}")
+        jobs.append(time.perf_counter() - t0)
+    ms = lambda xs, q: 1000 * pct(xs, q)
+    return {"n": n, "codes": dict(codes), "coretex_p50_ms": ms(coretex, 0.5), "coretex_p90_ms": ms(coretex, 0.9), "jobs_p50_ms": ms(jobs, 0.5),
+            "jobs_p90_ms": ms(jobs, 0.9), "intake_p50_ms": ms(intake, 0.5)}
+def serve_output_problems(lines: list) -> dict:
+    "What serve printed that an operator would not want: tracebacks, EMFILE lines, and the front's descriptor warnings."
+    text = "".join(lines)
+    return {"tracebacks": text.count("Traceback"), "emfile_lines": sum("Too many open files" in l or "EMFILE" in l for l in lines),
+            "descriptor_warnings": sum("descriptors open" in l for l in lines), "log_bytes": len(text)}
+
+
+def descriptor_flood(s: Served, n: int = 20_000, addresses: int = 200, seconds: float = 25.0, settle_s: float = 15.0) -> dict:
+    """n connections from `addresses` loopback addresses, each sending one byte of a head and then waiting, in two crowd
+    processes (each under this machine's open-file limit), while a normal client GETs; serve's RSS before, at its peak
+    and `settle_s` after the crowd has gone, and what serve printed meanwhile."""
+    import multiprocessing as mp
+    port, url, ctx = int(s.base.rsplit(":", 1)[1]), f"{s.base}/v1/jobs/none", mp.get_context("spawn")
+    before_lines, rss_before = len(s.lines), rss_mb(s.proc.pid)
+    halves, q, crowds, counts = [n // 2, n - n // 2], ctx.Queue(), [], [ctx.Value("i", 0), ctx.Value("i", 0)]   # kept: a child unpickles them
+    for h, first, count in zip(halves, (0, addresses // 2), counts):
+        crowds.append(ctx.Process(target=_crowd, args=(port, h, False, addresses // 2, count, q, seconds, False, first), daemon=True))
+        crowds[-1].start()
+    connected = [q.get(timeout=300)[1] for _ in crowds]
+    took, timeouts, peak, t_end = [], 0, rss_before, time.monotonic() + seconds
+    while time.monotonic() < t_end:
+        t0 = time.perf_counter()
+        try: call(url, timeout=30); took.append(time.perf_counter() - t0)
+        except OSError: timeouts += 1
+        peak = max(peak, rss_mb(s.proc.pid)); time.sleep(0.2)
+    done = [q.get(timeout=300) for _ in crowds]
+    for c in crowds: c.join(30)
+    time.sleep(settle_s)
+    answers = Counter()
+    for d in done: answers.update(d[1])
+    return {"n": n, "addresses": addresses, "connected": sum(connected), "answers": dict(answers), "gets": len(took), "timeouts": timeouts,
+            "median_ms": pct(took, 0.5) * 1000, "max_ms": max(took) * 1000 if took else float("nan"),
+            "rss_before_mb": round(rss_before), "rss_peak_mb": round(peak), "rss_after_mb": round(rss_mb(s.proc.pid)),
+            "rss_after_ratio": round(rss_mb(s.proc.pid) / rss_before, 3), **serve_output_problems(s.lines[before_lines:])}
+
+
+def _serve_proc(port: int, uri: str, data: Path, *args) -> tuple:
+    "(process, its output lines) of `coretex coordinator serve` once it listens; its output keeps being read on a thread."
+    p = subprocess.Popen(["coretex", "coordinator", "serve", "--port", str(port), "--mongodb-uri", uri, *map(str, args)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env_for(data))
+    lines = []
+    while not any("listening" in l for l in lines):
+        line = p.stdout.readline()
+        if not line: raise RuntimeError("serve did not start: " + "".join(lines))
+        lines.append(line)
+    threading.Thread(target=lambda: [lines.append(l) for l in p.stdout], daemon=True).start()
+    return p, lines
+
+
+def serve_kill9(tmp: Path, kills: int = 10, threads: int = 4, seed: int = 31, pause: float = 0.25) -> dict:
+    """`coretex coordinator serve` killed with SIGKILL `kills` times at random moments while `threads` clients submit
+    distinct patches (each pausing `pause` s between submissions), and restarted each time on the same database. Then a
+    last serve drains the queue, and every patch whose submission reached serve (answered, or cut off by the kill) is
+    submitted again: it must be answered from its verdict (evaluated) or accepted anew (answerable again). A patch
+    answered 409 then, or a claim left without a job, is stranded."""
+    import pymongo
+    rng, port, data = random.Random(seed), free_port(), tmp / "data"
+    args = ("--rate", 1_000_000, "--requests", 1_000_000, "--lease", 3)
+    with EmbeddedMongo(tmp / "db") as db, pymongo.MongoClient(db.uri, tz_aware=True) as c:
+        url, up, done, sent, counter = f"http://127.0.0.1:{port}/v1/patches", threading.Event(), threading.Event(), {}, iter(range(10**9))
+        def submitter():
+            while not done.is_set():
+                if not up.wait(0.5): continue
+                i = next(counter); body = {"miner": miner(300_000 + i), "patch": patch_for(60_000 + i), "epochId": 1}
+                try: st, b = call(url, body, timeout=30); sent[i] = (st, b.get("error"), b.get("jobId"))
+                except OSError as e:
+                    if isinstance(e, ConnectionRefusedError) or "refused" in str(e): continue   # never reached serve: not submitted
+                    sent[i] = (None, type(e).__name__, None)                                  # cut off: serve may have claimed it
+                time.sleep(pause)
+        ts = [threading.Thread(target=submitter, daemon=True) for _ in range(threads)]
+        for t in ts: t.start()
+        kill_after, restarts = [], []
+        for _ in range(kills):
+            t0 = time.monotonic(); p, _ = _serve_proc(port, db.uri, data, *args); restarts.append(round(time.monotonic() - t0, 1))
+            up.set(); time.sleep(wait := rng.uniform(0.5, 6.0)); kill_after.append(round(wait, 1))
+            p.send_signal(signal.SIGKILL); up.clear(); p.wait(); p.stdout.close()
+        done.set()
+        for t in ts: t.join(60)
+        p, lines = _serve_proc(port, db.uri, data, *args)
+        t0, jobs = time.monotonic(), c.coretex.jobs
+        while jobs.count_documents({"status": {"$in": ["pending", "running"]}}) and time.monotonic() - t0 < 3600: time.sleep(1)
+        drained = round(time.monotonic() - t0)
+        claims_left = c.coretex.inflight.count_documents({})
+        evals = Counter(d.get("evaluations", 0) for d in jobs.find({}, {"evaluations": 1}))
+        again = Counter()
+        for i in sorted(sent):
+            st, b = call(url, {"miner": miner(300_000 + i), "patch": patch_for(60_000 + i), "epochId": 1}, timeout=60)
+            again["evaluated (200 cached)" if st == 200 else "answerable again (202)" if st == 202 else f"{st} {b.get('error')}"] += 1
+        p.terminate(); p.wait(60); p.stdout.close()
+    first = Counter("cut off by the kill" if st is None else f"{st} {err or ''}".strip() for st, err, _ in sent.values())
+    return {"kills": kills, "killed_after_s": kill_after, "restart_s": restarts, "submitted": len(sent), "first_answers": dict(first),
+            "drained_s": drained, "claims_left": claims_left, "again": dict(again),
+            "stranded": claims_left + sum(v for k, v in again.items() if not k.startswith(("evaluated", "answerable"))),
+            "evaluations_per_job": dict(sorted(evals.items())), **serve_output_problems(lines)}
+
+
+def rotating_flood(tmp: Path, addresses: int = 100, per_address: int = 10, threads: int = 16) -> dict:
+    """A flood from `addresses` loopback addresses, `per_address` distinct submissions each (within serve's default
+    submission rate, 10 a minute), then one honest miner's submission from another address: how many jobs serve's
+    worker starts after the honest job is queued and before it, against the bound of the fair queue (one job per other
+    address with jobs waiting, plus the one being evaluated) and the jobs oldest-first would have run first."""
+    with served(tmp, "--lease", 3) as s:
+        port = int(s.base.rsplit(":", 1)[1])
+        bodies = [({"miner": miner(400_000 + a * per_address + k), "patch": patch_for(80_000 + a * per_address + k), "epochId": 1}, _source(a))
+                  for k in range(per_address) for a in range(addresses)]
+        t0 = time.monotonic()
+        codes = Counter(f"{st} {err}" for st, err in _parallel(lambda b: post_from(port, *b), bodies, threads))
+        flood_s = round(time.monotonic() - t0, 1)
+        with client(s) as c:
+            jobs = c.coretex.jobs
+            waiting_sources = len(jobs.distinct("source", {"status": {"$in": ["pending", "running"]}}))
+            waiting = jobs.count_documents({"status": {"$in": ["pending", "running"]}})
+            st, honest = call(f"{s.base}/v1/patches", {"miner": miner(7), "patch": patch_for(99_999), "epochId": 1})
+            hid, t_q = honest["jobId"], time.monotonic()
+            while (j := jobs.find_one({"_id": hid}))["status"] not in ("done", "failed") and time.monotonic() - t_q < 3600: time.sleep(0.5)
+            waited = round(time.monotonic() - t_q, 1)
+            created, started = aware_doc(j)["createdAt"], aware_doc(j)["scoringStartedAt"]
+            began = [aware_doc(d).get("scoringStartedAt") for d in jobs.find({"_id": {"$ne": hid}}, {"scoringStartedAt": 1})]
+            before = sum(1 for t in began if t is not None and created <= t < started)
+    return {"addresses": addresses, "per_address": per_address, "flood_codes": dict(codes), "flood_s": flood_s, "waiting_when_queued": waiting,
+            "waiting_sources": waiting_sources, "bound": waiting_sources + 1, "started_before_honest": before, "honest_status": j["status"],
+            "honest_waited_s": waited}
+
+
+def aware_doc(d: dict) -> dict:
+    from coretex.network.coordinator import TIMES
+    from coretex.network.store import aware
+    return aware(d, TIMES)

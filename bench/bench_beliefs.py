@@ -73,7 +73,7 @@ def bench_cases(db, repeats):
               f"seeding {max(updates[0], updates[1]):.2f} ms, a turn's writes p50 {pct(updates[2:], 0.5):.3f} ms, max {max(updates[2:]):.3f} ms")
 
 
-TARGET_VECTOR_MS = 20.0   # issue 13: the vector suite under 20 ms per case, cold
+TARGET_VECTOR_MS = 20.0   # the target: the vector suite under 20 ms per case, cold
 
 
 class OneAtATime:
@@ -108,7 +108,7 @@ def bench_vector(db, repeats):
           f"of {n} cases (static {run.row['static'][0]}/{run.row['static'][1]}, session {run.row['session'][0]}/{run.row['session'][1]})")
     print(f"vector suite cold, each text embedded alone (peer): best {min(peer):.1f} ms/case, median {statistics.median(peer):.1f} | "
           f"ratio {statistics.median(peer) / statistics.median(ours):.1f}x faster batched (medians)")
-    print(f"vector suite warm (cached by content): {warm:.1f} ms/case | issue 13 target: cold under {TARGET_VECTOR_MS:.0f} ms/case, "
+    print(f"vector suite warm (cached by content): {warm:.1f} ms/case | target: cold under {TARGET_VECTOR_MS:.0f} ms/case, "
           f"{'met' if statistics.median(ours) < TARGET_VECTOR_MS else 'NOT met'} (median {statistics.median(ours):.1f})")
 
 

@@ -26,7 +26,7 @@ def main():
     print(f"index build (embeddings, cached on disk after the first run; BM25): {t_index:.1f}s")
     st = StageTimer()
     timer = st.wrap
-    ev.fs.retrieve = timer("stage 1 (dense + BM25)", ev.fs.retrieve)
+    ev.fs.fused = timer("stage 1 (dense + BM25)", ev.fs.fused)
     ev.fs.prime = timer("query embedding + pack cosines (batched)", ev.fs.prime)
     ev.rerank = timer("rerank", ev.rerank)
     E.route = timer("substrate routing", E.route)

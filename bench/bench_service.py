@@ -1,15 +1,24 @@
 """The coordinator as a service under load and faults, with real processes, each figure with a named peer
-measured in the same run (issue 14): `python bench/bench_service.py [--runs 20] [--flood 100000]`.
+measured in the same run: `python bench/bench_service.py [--runs 20] [--flood 100000]`.
 
 load    100 concurrent submissions of one patch; 1,000 distinct submissions; 50 slow clients; 100,000 rejected requests
 faults  kill -9 of `coordinator work` at random moments; the database restarted under `serve`; a reorganising,
         a flapping and a vanished JSON-RPC node
 secrets the signing key and the epoch secret searched for in every artefact of a full run before reveal
-attacks (issue 22) 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
+miner   an evaluated submission's latency through the network's POST /coretex/submit (which waits for its verdict)
+        next to the job API's (POST /v1/patches, poll GET /v1/jobs/<id>, GET /v1/results)
+attacks 1,010 and 5,000 connections trickling their head or body at 1 byte/s while a normal client
         GETs; serve's worker plus 3 `coordinator work` on 500 jobs and 30 abstention patches in 10 more epochs
         (evaluations and credits counted per job), then with kill -9 of random workers; the lockout and eviction
         attacks on the rate limiter
+front   the front on Granian: 1,010 and 5,000 tricklers (head, body) that reconnect after each answer or
+        close, from 1 and from 200 addresses, while a normal client GETs; 20,000 connections from 200 addresses (serve's
+        RSS before, peak, after; tracebacks and EMFILE lines in its output); `serve` killed with SIGKILL 10 times under
+        load, then every submitted patch submitted again (stranded: refused as in flight, or a claim with no job); a
+        flood from 100 rotating addresses, then an honest miner's job (jobs started before it, against the fair
+        queue's bound)
 """
+import os
 import argparse, sys, tempfile, time
 from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -17,7 +26,7 @@ import _service as sv
 
 
 def load(a, tmp: Path) -> None:
-    with sv.served(tmp / "load", "--rate", 1_000_000) as s:
+    with sv.served(tmp / "load", "--rate", 1_000_000, "--requests", 1_000_000) as s:   # one client address measures throughput
         get = [x * 1000 for x in sv._latencies(f"{s.base}/v1/jobs/none", 50)]
         f = sv.same_patch(s, a.concurrent)
         print(f"{a.concurrent} concurrent submissions of one patch: {f['accepted']} evaluation (202), {f['duplicate_in_flight']} duplicate_in_flight (409), "
@@ -34,6 +43,15 @@ def load(a, tmp: Path) -> None:
         print(f"{a.flood} rejected requests (half unique 15 KB miner strings -> 400, half unique valid addresses to a closed epoch -> 404; "
               f"codes {f['codes']}) at {f['per_s']:.0f}/s: serve RSS {f['rss_before_mb']:.1f} MB -> {f['rss_after_mb']:.1f} MB "
               f"(+{f['growth_mb']:.1f} MB, ratio {f['ratio']:.3f})")
+
+
+def miner(a, tmp: Path) -> None:
+    with sv.served(tmp / "miner", "--rate", 1_000_000) as s:
+        f = sv.submit_latency(s, a.submits)
+        print(f"{f['n']} evaluated submissions each way, alternating (answers through /coretex/submit {f['codes']}): POST /coretex/submit "
+              f"p50 {f['coretex_p50_ms']:.0f} ms, p90 {f['coretex_p90_ms']:.0f} ms; the job API (POST /v1/patches, poll GET /v1/jobs every 50 ms, "
+              f"GET /v1/results) p50 {f['jobs_p50_ms']:.0f} ms, p90 {f['jobs_p90_ms']:.0f} ms (ratio of p50s {f['coretex_p50_ms'] / f['jobs_p50_ms']:.2f}); "
+              f"the job API's 202 alone p50 {f['intake_p50_ms']:.0f} ms")
 
 
 def faults(a, tmp: Path) -> None:
@@ -93,6 +111,42 @@ def attacks(a, tmp: Path) -> None:
               f"{f['credited_twice']} twice, {f['credited_not_advance']} not STATE_ADVANCE")
 
 
+def load_now() -> str: return "load %.1f %.1f %.1f" % os.getloadavg()
+
+
+def front(a, tmp: Path) -> None:
+    with sv.served(tmp / "front", "--rate", 1_000_000) as s:
+        for n in a.trickle:
+            for addresses in (1, 200):
+                for body in (False, True):
+                    f = sv.trickle_flood(s, n, body, addresses=addresses, seconds=a.reconnect_s)
+                    print(f"[{load_now()}] {n} connections trickling their {f['kind']} at 1 byte/s from {f['addresses']} address(es), each opened again "
+                          f"as soon as it is answered or closed, {a.reconnect_s:g} s ({f['connected']} connected at first, {f['connect_failed']} connects failed; "
+                          f"their answers {f['answers']}): a normal client's GET median {f['median_ms']:.1f} ms, alone {f['alone_median_ms']:.1f} ms "
+                          f"(ratio {f['ratio']:.2f}x), max {f['max_all_ms']:.1f} ms ({f['burst_gets']} GETs in the first {f['settle_s']:g} s: max "
+                          f"{f['burst_max_ms']:.1f} ms; after: {f['max_ms']:.1f} ms); {f['timeouts']}/{f['gets']} GETs timed out; the crowd used "
+                          f"{f['crowd_cpu_s']} s of CPU", flush=True)
+        if a.descriptors:
+            f = sv.descriptor_flood(s, a.descriptors, 200)
+            print(f"[{load_now()}] {f['n']} connections from {f['addresses']} addresses, each one byte of a head, held ({f['connected']} connected; "
+                  f"their ends {f['answers']}): serve printed {f['tracebacks']} tracebacks, {f['emfile_lines']} EMFILE lines, {f['descriptor_warnings']} "
+                  f"descriptor warnings ({f['log_bytes']} bytes); serve RSS {f['rss_before_mb']} MB -> peak {f['rss_peak_mb']} MB -> {f['rss_after_mb']} MB "
+                  f"15 s after (ratio {f['rss_after_ratio']:.3f}); a normal client's GET median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms, "
+                  f"{f['timeouts']}/{f['gets'] + f['timeouts']} timed out", flush=True)
+    if a.serve_kills:
+        f = sv.serve_kill9(tmp / "kill-serve", a.serve_kills)
+        print(f"[{load_now()}] `coretex coordinator serve` killed with SIGKILL {f['kills']} times under load (after {f['killed_after_s']} s; restarts took "
+              f"{f['restart_s']} s): {f['submitted']} patches reached serve (first answers {f['first_answers']}); a last serve drained the queue in "
+              f"{f['drained_s']} s leaving {f['claims_left']} claims; each patch submitted again: {f['again']}; stranded {f['stranded']}; evaluations "
+              f"per job {f['evaluations_per_job']}; the last serve printed {f['tracebacks']} tracebacks", flush=True)
+    if a.rotating:
+        f = sv.rotating_flood(tmp / "rotating", a.rotating, 10)
+        print(f"[{load_now()}] a flood from {f['addresses']} addresses, {f['per_address']} submissions each in {f['flood_s']} s ({f['flood_codes']}), "
+              f"{f['waiting_when_queued']} jobs from {f['waiting_sources']} addresses waiting when an honest miner's job was queued: {f['started_before_honest']} "
+              f"jobs were started after it and before it (the fair queue's bound: {f['bound']}; oldest first: {f['waiting_when_queued']}); it was "
+              f"{f['honest_status']} after {f['honest_waited_s']} s", flush=True)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20, help="kill -9 runs")
@@ -106,8 +160,13 @@ if __name__ == "__main__":
     ap.add_argument("--kill-every", type=float, default=10.0, help="seconds between kills")
     ap.add_argument("--advancing", type=int, default=10, help="epochs opened beside epoch 1 in the worker races, each given 3 abstention patches that may advance it (at most 10)")
     ap.add_argument("--limiter-flood", type=int, default=10_000, help="0: skip the limiter attacks and the worker races")
-    ap.add_argument("--only", choices=["load", "faults", "secrets", "attacks"], action="append", help="run only these parts")
+    ap.add_argument("--submits", type=int, default=20, help="evaluated submissions each way for the miner part")
+    ap.add_argument("--reconnect-s", type=float, default=30.0, help="seconds each reconnecting crowd runs (front)")
+    ap.add_argument("--descriptors", type=int, default=20_000, help="connections of the descriptor flood (front; 0: skip it)")
+    ap.add_argument("--serve-kills", type=int, default=10, help="kill -9 of serve under load (front; 0: skip it)")
+    ap.add_argument("--rotating", type=int, default=100, help="addresses of the rotating flood, 10 jobs each (front; 0: skip it)")
+    ap.add_argument("--only", choices=["load", "miner", "faults", "secrets", "attacks", "front"], action="append", help="run only these parts")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        for name, fn in (("load", load), ("faults", faults), ("secrets", secrets), ("attacks", attacks)):
+        for name, fn in (("load", load), ("miner", miner), ("faults", faults), ("secrets", secrets), ("attacks", attacks), ("front", front)):
             if not a.only or name in a.only: fn(a, Path(d))

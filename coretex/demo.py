@@ -11,7 +11,11 @@ from .core.keccak import keccak256, to_hex, from_hex
 
 # %% ../nbs/80_demo.ipynb #ce6c9092
 def demo_protocol(say=print) -> None:
-    "Section 1: the two published transition patches from genesis, the substrate they build, and a demo epoch's seeds."
+    """Section 1: the two published transition patches from genesis, the substrate they build, and a demo epoch's seeds.
+
+    Args:
+        say (default print)
+    """
     from coretex.core.state import GENESIS, state_root
     from coretex.core.patch import apply_patch, decode_patch
     from coretex.core.layout import decode_substrate, fixture_text
@@ -41,14 +45,23 @@ def demo_protocol(say=print) -> None:
 
 # %% ../nbs/80_demo.ipynb #a6f59dfb
 def abstention_patch(parent_root: bytes, k: int = 0) -> bytes:
-    "A POLICY_UPDATE adding one abstention atom in cell 640 + k: abstain when the top score shows missing evidence."
+    """A POLICY_UPDATE adding one abstention atom in cell 640 + k: abstain when the top score shows missing evidence.
+
+    Args:
+        parent_root (bytes)
+        k (int, default 0)
+    """
     from coretex.core.layout import encode_atom
     from coretex.core.patch import make_patch
     atom = encode_atom("missing_evidence", "top1_score", "abstain", "owner", 0xFFFF, budget=80, flags=1)
     return make_patch(parent_root, {640 + k: atom}, 0x07)
 
 def demo_patches(parent_root: bytes) -> list:
-    "(title, patch bytes) of the demo's two candidate patches."
+    """(title, patch bytes) of the demo's two candidate patches.
+
+    Args:
+        parent_root (bytes)
+    """
     from coretex.core.layout import encode_memory_slot
     from coretex.core.patch import make_patch
     return [("one abstention policy atom (abstain on missing evidence)", abstention_patch(parent_root)),
@@ -57,7 +70,13 @@ def demo_patches(parent_root: bytes) -> list:
 
 # %% ../nbs/80_demo.ipynb #c445dc16
 def demo_coordinator(say, ev, tries: int = 8) -> None:
-    "Section 3: intake, the future block, Gate and Confirm, the signed receipt, the cache and a replay."
+    """Section 3: intake, the future block, Gate and Confirm, the signed receipt, the cache and a replay.
+
+    Args:
+        say
+        ev
+        tries (int, default 8)
+    """
     from coretex.network.chain import Chain
     from coretex.network.coordinator import Coordinator
     from coretex.network.receipt import Signer
@@ -84,7 +103,7 @@ def demo_coordinator(say, ev, tries: int = 8) -> None:
         r = env["artifact"]["receipt"]
         say(f"target block {r['targetBlock']} hash {r['blockhash']}; {env['workUnitsBps']} work units (bps)")
         say(f"eval report artifact {env['evalReportHash']}")
-        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId 8453); receiptHash {env['receiptHash']}")
+        say(f"CoreTexReceipt signed by {env['signer']} under BotcoinMiningV4 (chainId {env['transaction']['chainId']}, the chain in use); receiptHash {env['receiptHash']}")
         again = coord.intake(miner, patch.hex(), 1)
         say(f"same patch again: {again['status']}, cached={again['cached']} (no new draw)")
         say("replay (epoch secret revealed):")
@@ -93,7 +112,11 @@ def demo_coordinator(say, ev, tries: int = 8) -> None:
 
 # %% ../nbs/80_demo.ipynb #2b38ad80
 def run_demo(say=print) -> None:
-    "The protocol, the evaluator on two candidate patches, then the coordinator loop."
+    """The protocol, the evaluator on two candidate patches, then the coordinator loop.
+
+    Args:
+        say (default print)
+    """
     from coretex.core.state import GENESIS, state_root
     from coretex.evaluator.evaluate import Evaluator, evaluate_patch, render_report
     demo_protocol(say)

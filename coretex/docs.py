@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['CONF', 'CSS', 'SECTIONS', 'site_notebooks', 'module_of', 'show_doc_markdown', 'nbdev_view', 'cell_options',
-           'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'constant_doc', 'docments_params',
-           'api_modules', 'module_data', 'api_markdown', 'readme_from_index', 'sections', 'toctree_cell', 'stage_site',
-           'build_site']
+           'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'line_comments', 'parameters',
+           'fields', 'section', 'documented_defs', 'with_parameter_docs', 'parameter_docs', 'constant_doc',
+           'value_summary', 'autodoc_docstring', 'api_modules', 'module_data', 'api_markdown', 'readme_from_index',
+           'sections', 'toctree_cell', 'stage_site', 'build_site']
 
 # %% ../nbs/82_docs.ipynb #20ddfae1
 import json, re, shutil, subprocess, sys
@@ -14,14 +15,22 @@ from pathlib import Path
 
 # %% ../nbs/82_docs.ipynb #deb3d5a9
 def site_notebooks(nbs: Path) -> list:
-    "The notebooks of the site in reading order: index first, then the numbered ones."
+    """The notebooks of the site in reading order: index first, then the numbered ones.
+
+    Args:
+        nbs (Path)
+    """
     nbs = Path(nbs)
     return [p for p in [nbs / "index.ipynb"] if p.exists()] + sorted(nbs.glob("[0-9]*.ipynb"))
 
 
 # %% ../nbs/82_docs.ipynb #9d594881
 def module_of(nb: Path) -> str|None:
-    "The module a notebook exports (`#| default_exp name`), if any."
+    """The module a notebook exports (`#| default_exp name`), if any.
+
+    Args:
+        nb (Path)
+    """
     for c in json.loads(Path(nb).read_text())["cells"]:
         m = re.match(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"]))
         if m: return "coretex" if m.group(1) == "__init__" else f"coretex.{m.group(1).removesuffix('.__init__')}"
@@ -30,19 +39,29 @@ def module_of(nb: Path) -> str|None:
 
 # %% ../nbs/82_docs.ipynb #528afe69
 def show_doc_markdown(module, expr: str) -> str:
-    "nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes."
+    """nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes.
+
+    Args:
+        module
+        expr (str)
+    """
     import inspect
     from functools import reduce
     from nbdev.showdoc import show_doc
     obj = reduce(getattr, expr.split("."), module)
     md = show_doc(obj, name=expr)._repr_markdown_().removeprefix("---\n")   # a rule inside an output is no section break
     if inspect.isclass(obj): md = md.replace(f"def {expr}(", f"class {expr}(", 1)
-    return md
+    return re.sub(r"\n\n(?:Args|Attributes):\n(?:    .*(?:\n|$))*", "\n", md)   # the page's signature already carries each parameter's comment
 
 
 # %% ../nbs/82_docs.ipynb #f893e82b
 def nbdev_view(src: Path, dst: Path) -> None:
-    "Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place."
+    """Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place.
+
+    Args:
+        src (Path)
+        dst (Path)
+    """
     from importlib import import_module
     from fastcore.nbio import read_nb, write_nb
     from nbdev.process import Processor
@@ -66,14 +85,22 @@ def nbdev_view(src: Path, dst: Path) -> None:
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
 def cell_options(source: str) -> tuple:
-    "The Quarto options (`#| key: value`) on a cell's leading lines, and the source below them."
+    """The Quarto options (`#| key: value`) on a cell's leading lines, and the source below them.
+
+    Args:
+        source (str)
+    """
     lines, opts = source.splitlines(), {}
     while lines and (m := _OPTION.match(lines[0])):
         opts[m.group(1)] = m.group(2).strip("'\""); lines.pop(0)
     return opts, "\n".join(lines)
 
 def myst_cell(cell: dict):
-    "A code cell with its Quarto options turned into myst-nb's tags and metadata; None when nothing of it shows."
+    """A code cell with its Quarto options turned into myst-nb's tags and metadata; None when nothing of it shows.
+
+    Args:
+        cell (dict)
+    """
     opts, cell["source"] = cell_options("".join(cell["source"]))
     md, tags = cell.setdefault("metadata", {}), []
     if opts.get("echo") == "false" or not cell["source"].strip(): tags.append("remove-input")
@@ -94,18 +121,34 @@ _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 _NB_NAME = re.compile(r"(?<![\[\w])`(\d\d[a-z]?_\w+)`(?![\]\w])")
 
 def local_links(md: str, pages: dict, suffix: str = ".ipynb") -> str:
-    "Point nbdev's site-absolute links (`/keccak.html#hexerror`) at the notebooks they name (show_doc's headings carry no anchor here), link a notebook's name written in backticks in prose, and drop source links; `suffix` is `.html` inside outputs, where Sphinx resolves no document links."
+    """Point nbdev's site-absolute links (`/keccak.html#hexerror`) at the notebooks they name (show_doc's headings carry no anchor here), link a notebook's name written in backticks in prose, and drop source links; `suffix` is `.html` inside outputs, where Sphinx resolves no document links.
+
+    Args:
+        md (str)
+        pages (dict)
+        suffix (str, default '.ipynb')
+    """
     md = _SOURCE_LINK.sub("", md)
     md = _NBDEV_LINK.sub(lambda m: f"]({pages.get(m.group(1), m.group(1))}{suffix})", md)
     stems = set(pages.values())
     return _NB_NAME.sub(lambda m: f"[`{m.group(1)}`]({m.group(1)}{suffix})" if m.group(1) in stems else m.group(0), md)
 
 def title_cell(nb: Path) -> str:
-    "A notebook's first markdown cell as its author wrote it: the title, the one-sentence purpose and whatever follows."
+    """A notebook's first markdown cell as its author wrote it: the title, the one-sentence purpose and whatever follows.
+
+    Args:
+        nb (Path)
+    """
     return next("".join(c["source"]) for c in json.loads(Path(nb).read_text())["cells"] if c["cell_type"] == "markdown")
 
 def myst_notebook(nb: dict, pages: dict, title: str) -> dict:
-    "A notebook nbdev processed, ready for myst-nb: its title cell back in place of the front matter, options mapped, links local."
+    """A notebook nbdev processed, ready for myst-nb: its title cell back in place of the front matter, options mapped, links local.
+
+    Args:
+        nb (dict)
+        pages (dict)
+        title (str)
+    """
     cells = []
     for c in nb["cells"]:
         src = "".join(c["source"])
@@ -125,15 +168,133 @@ def myst_notebook(nb: dict, pages: dict, title: str) -> dict:
     return nb
 
 def output_file(nb: dict) -> str:
-    "The page name nbdev gives a notebook (`11_keccak` -> `keccak`), from its processed front matter."
+    """The page name nbdev gives a notebook (`11_keccak` -> `keccak`), from its processed front matter.
+
+    Args:
+        nb (dict)
+    """
     src = "".join(nb["cells"][0]["source"]) if nb["cells"] else ""
     m = re.search(r"^output-file:\s*(\S+)\.html", src, re.M)
     return m.group(1) if m else ""
 
 
+# %% ../nbs/82_docs.ipynb #9ef3e138
+import ast, io, tokenize
+
+def line_comments(source: str) -> dict:
+    """Line number -> the trailing comment on it (what docments reads), directives left out.
+
+    Args:
+        source (str)
+    """
+    out = {}
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(source).readline):
+            if t.type == tokenize.COMMENT and not t.string.startswith("#|"): out[t.start[0]] = t.string.lstrip("#").strip()
+    except (tokenize.TokenError, IndentationError): pass
+    return out
+
+# %% ../nbs/82_docs.ipynb #72c8104f
+def parameters(fn, comments: dict) -> list:
+    """(name, annotation, default, comment) of each parameter of `fn` but self and cls; a comment belongs to the last parameter on its line.
+
+    Args:
+        fn
+        comments (dict)
+    """
+    a = fn.args
+    pos = a.posonlyargs + a.args
+    params = list(zip(pos, [None] * (len(pos) - len(a.defaults)) + a.defaults))
+    if a.vararg: params.append((a.vararg, None))
+    params += list(zip(a.kwonlyargs, a.kw_defaults))
+    if a.kwarg: params.append((a.kwarg, None))
+    last = {p.lineno: p.arg for p, _ in params}
+    return [(("*" if p is a.vararg else "**" if p is a.kwarg else "") + p.arg, p.annotation and ast.unparse(p.annotation),
+             d and ast.unparse(d), comments.get(p.lineno) if last[p.lineno] == p.arg else None)
+            for p, d in params if p.arg not in ("self", "cls")]
+
+def fields(cls, comments: dict) -> list:
+    """(name, annotation, default, comment) of each annotated field of a class body (a dataclass's fields).
+
+    Args:
+        comments (dict)
+    """
+    return [(n.target.id, ast.unparse(n.annotation), n.value and ast.unparse(n.value), comments.get(n.lineno))
+            for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and not n.target.id.startswith("_")]
+
+# %% ../nbs/82_docs.ipynb #036746f3
+def section(title: str, rows: list) -> list:
+    """A Google-style docstring section: `name (type, default X): comment` per row.
+
+    Args:
+        title (str)
+        rows (list)
+    """
+    def one(name, anno, default, doc):
+        kind = ", ".join(x for x in (anno, default and f"default {default}") if x)
+        return f"    {name}" + (f" ({kind})" if kind else "") + (f": {doc}" if doc else "")
+    return [f"{title}:", *map(lambda r: one(*r), rows)] if rows else []
+
+def _docstring(node):
+    "The string constant that is `node`'s docstring, if it has one."
+    b = node.body[0] if node.body else None
+    return b.value if isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str) else None
+
+def documented_defs(tree, comments: dict) -> list:
+    """(docstring constant, section lines) for each top-level function and class of `tree` and each method, where there is something to add.
+
+    Args:
+        tree
+        comments (dict)
+    """
+    out = []
+    def visit(node):
+        if getattr(node, "name", "_").startswith("_") and getattr(node, "name", "") != "__init__": return   # private: help() is for the public API
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)): rows = section("Args", parameters(node, comments))
+        elif isinstance(node, ast.ClassDef):
+            init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+            rows = section("Args", parameters(init, comments)) if init else section("Attributes", fields(node, comments))
+            for n in node.body: visit(n)
+        else: return
+        doc = _docstring(node)
+        if doc is not None and rows and not re.search(r"^\s*(Args|Attributes):\s*$", doc.value, re.M): out.append((doc, rows))
+    for n in tree.body: visit(n)
+    return out
+
+# %% ../nbs/82_docs.ipynb #6372f1cb
+def with_parameter_docs(source: str) -> str:
+    """`source` with each docstring followed by its parameters (or a dataclass's fields): their types, defaults and trailing comments.
+
+    Args:
+        source (str)
+    """
+    try: tree = ast.parse(source)
+    except SyntaxError: return source
+    lines = [l.encode() for l in source.splitlines(keepends=True)]
+    for const, rows in sorted(documented_defs(tree, line_comments(source)), key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        pad = " " * (len(lines[const.lineno - 1][:const.col_offset].decode().expandtabs()) if lines[const.lineno - 1][:const.col_offset].strip() == b"" else 4)
+        text = const.value.rstrip() + "\n\n" + "\n".join(pad + r for r in rows) + "\n" + pad
+        literal = ('"""' + text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') + '"""').encode()
+        first, last = const.lineno - 1, const.end_lineno - 1
+        lines[first:last + 1] = [lines[first][:const.col_offset] + literal + lines[last][const.end_col_offset:]]
+    return b"".join(lines).decode()
+
+def parameter_docs(cell):
+    """nbdev export processor: an exported cell's docstrings gain their parameters, so `help()` explains them.
+
+    Args:
+        cell
+    """
+    if cell.cell_type == "code" and {"export", "exports"} & set(getattr(cell, "directives_", {})): cell.source = with_parameter_docs(cell.source)
+
 # %% ../nbs/82_docs.ipynb #323875db
 def constant_doc(module, name: str) -> str:
-    "What the source says of a module constant: the comment on its assignment line, or the comment line above it."
+    """What the source says of a module constant: the comment on its assignment line, or the comment line above it.
+
+    Args:
+        module
+        name (str)
+    """
     import inspect
     lines = inspect.getsource(module).splitlines()
     for i, line in enumerate(lines):
@@ -143,29 +304,60 @@ def constant_doc(module, name: str) -> str:
             return above.lstrip("# ") if above.startswith("# ") and not above.startswith("# %%") else ""
     return ""
 
-def docments_params(app, what, name, obj, options, lines):
-    "Sphinx hook: add each parameter's trailing comment (its docment) as a `:param:` field; a constant gets its source comment, not its type's docstring."
+def value_summary(v) -> str:
+    """A constant described by its value when its source says nothing of it: its type and size, and how it begins.
+
+    Args:
+        v
+    """
+    if isinstance(v, (dict, tuple, list, set, frozenset)) and not hasattr(v, "_fields"):
+        items = list(v)[:4] if not isinstance(v, (set, frozenset)) else sorted(v, key=repr)[:4]
+        head = ", ".join(repr(x) for x in items)
+        return f"{type(v).__name__} of {len(v)}: {head[:70]}" + (", ..." if len(v) > 4 or len(head) > 70 else "")
+    text = repr(v)
+    return text if len(text) <= 80 else f"{type(v).__name__}: {text[:77]}..."
+
+_MAIL_LIKE = re.compile(r"(?<=\w)@(?=\w)")
+
+def autodoc_docstring(app, what, name, obj, options, lines):
+    """Sphinx hook: a constant gets its source comment, not its type's docstring; `nDCG@10` stays text, not a mail link.
+
+    Args:
+        app
+        what
+        name
+        obj
+        options
+        lines
+    """
     import inspect
-    if what in ("data", "attribute"):
-        if "\n".join(lines).strip() == (inspect.getdoc(type(obj)) or "").strip(): lines[:] = []
-        module = sys.modules.get(name.rsplit(".", 1)[0])
-        if what == "data" and module and not lines and (doc := constant_doc(module, name.rsplit(".", 1)[1])): lines[:] = [doc]
-        return
-    if what not in ("function", "method", "class"): return
-    from fastcore.docments import docments
-    try: docs = docments(obj, full=False)
-    except Exception: return    # builtins and C types have no source to read comments from
-    params = [f":param {k}: {v}" for k, v in docs.items() if v and k != "return"]
-    if params: lines += ["", *params]
+    lines[:] = [_MAIL_LIKE.sub(r"\\@", l) for l in lines]
+    if what not in ("data", "attribute"): return   # functions and classes: their docstrings carry their parameters (`parameter_docs`)
+    if "\n".join(lines).strip() == (inspect.getdoc(type(obj)) or "").strip(): lines[:] = []
+    module = sys.modules.get(name.rsplit(".", 1)[0])
+    if what == "data" and module and not lines: lines[:] = [constant_doc(module, name.rsplit(".", 1)[1]) or value_summary(obj)]
 
 
 # %% ../nbs/82_docs.ipynb #2c1ff657
 def api_modules(notebooks: list) -> list:
-    "The modules the API page documents: each notebook's, in notebook order, except the command line (its manual is `90_cli` and the pages after it) and `coretex` itself (the page's first table)."
-    return [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
+    """The modules the API page documents: each notebook's, in notebook order, except the command line (its manual is `90_cli` and the pages after it), `coretex` itself (the page's first table) and packages that only gather their modules' names.
+
+    Args:
+        notebooks (list)
+    """
+    from importlib import import_module
+    mods = [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
+    public = {m: {n: getattr(import_module(m), n) for n in import_module(m).__all__} for m in mods}
+    def gathers(m):   # a package that only hands on its modules' names (coretex.economy, .consensus, .beliefs) has nothing of its own to list
+        return public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
+    return [m for m in mods if not gathers(m)]
 
 def module_data(module: str) -> str:
-    "autodata entries for a module's public constants, named but not spelled out (automodule lists only its functions and classes)."
+    """autodata entries for a module's public constants, named but not spelled out (automodule lists only its functions and classes).
+
+    Args:
+        module (str)
+    """
     import inspect
     from importlib import import_module
     mod = import_module(module)
@@ -173,7 +365,11 @@ def module_data(module: str) -> str:
     return "".join(f".. autodata:: {module}.{n}\n   :no-value:\n\n" for n in mod.__all__ if not code(getattr(mod, n)))
 
 def api_markdown(modules: list) -> str:
-    "The API page in MyST: the names `from coretex import` gives, then each module's public names through autodoc."
+    """The API page in MyST: the names `from coretex import` gives, then each module's public names through autodoc.
+
+    Args:
+        modules (list)
+    """
     import coretex
     from importlib import import_module
     home = {n: m for m in modules for n in import_module(m).__all__}
@@ -191,7 +387,11 @@ def api_markdown(modules: list) -> str:
 
 # %% ../nbs/82_docs.ipynb #2356daf4
 def readme_from_index(index) -> str:
-    "The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`."
+    """The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`.
+
+    Args:
+        index
+    """
     cells = json.loads(Path(index).read_text())["cells"]
     md = "\n\n".join("".join(c["source"]).strip() for c in cells if c["cell_type"] == "markdown") + "\n"
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
@@ -201,7 +401,9 @@ def readme_from_index(index) -> str:
 # Sphinx's configuration, written as conf.py beside the staged notebooks
 CONF = '''
 project = "coretex"
-extensions = ["myst_nb", "sphinx.ext.autodoc"]
+author = "coretex developers"
+copyright = "coretex developers, Apache-2.0"
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "sphinx.ext.linkcode", "sphinx_copybutton"]
 html_theme = "sphinx_book_theme"
 html_title = "coretex"
 html_static_path = ["_static"]
@@ -210,16 +412,21 @@ exclude_patterns = ["_build", "conftest", "**.ipynb_checkpoints"]
 nb_execution_mode = "off"            # the notebooks carry their outputs
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence", "dollarmath"]
-autodoc_default_options = {"members": True, "undoc-members": True, "member-order": "bysource"}
+autodoc_default_options = {"members": True, "member-order": "bysource"}   # a dataclass's fields: its docstring's Attributes, once
 autodoc_preserve_defaults = True     # `epoch_secret=ZERO32`, not 32 bytes spelled out
 autodoc_typehints = "signature"
 maximum_signature_line_length = 88
 suppress_warnings = ["myst.header", "mystnb.unknown_mime_type", "misc.highlighting_failure"]
 html_context = {"default_mode": "light"}   # else the theme logs an error for a first visit's empty setting
-html_theme_options = {"show_toc_level": 2, "use_download_button": False, "use_fullscreen_button": False}
+html_theme_options = {"show_toc_level": 2, "use_download_button": False, "use_fullscreen_button": False,
+                      "extra_footer": "coretex: validators of decentralized AI networks, reproduced. Apache-2.0."}
+copybutton_exclude = ".linenos, .gp, .go"   # prompts and outputs are not copied
+def linkcode_resolve(domain, info):   # [source] next to each documented name: the notebook that defines it
+    page = NOTEBOOK_OF.get(info.get("module"))
+    return f"{page}.html" if domain == "py" and page else None
 def setup(app):
-    from coretex.docs import docments_params
-    app.connect("autodoc-process-docstring", docments_params)
+    from coretex.docs import autodoc_docstring
+    app.connect("autodoc-process-docstring", autodoc_docstring)
 '''
 
 # the site's own stylesheet, on top of the book theme's
@@ -238,7 +445,11 @@ SECTIONS = {  # a layer of the package -> the sidebar's heading over its pages
 }
 
 def sections(notebooks: list) -> list:
-    "The site's pages grouped under the sidebar's headings, in reading order: [(heading, [page, ...]), ...], the API page last."
+    """The site's pages grouped under the sidebar's headings, in reading order: [(heading, [page, ...]), ...], the API page last.
+
+    Args:
+        notebooks (list)
+    """
     from coretex.layers import layer_of
     out = []
     for nb in notebooks:
@@ -249,12 +460,22 @@ def sections(notebooks: list) -> list:
     return out + [("Reference", ["api"])]
 
 def toctree_cell(groups: list) -> dict:
-    "The front page's (hidden) tables of contents: one per heading, so the sidebar groups the pages by layer."
+    """The front page's (hidden) tables of contents: one per heading, so the sidebar groups the pages by layer.
+
+    Args:
+        groups (list)
+    """
     trees = [f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n:caption: {heading}\n\n" + "\n".join(pages) + "\n```" for heading, pages in groups]
     return {"cell_type": "markdown", "id": "toctree", "metadata": {}, "source": "\n\n".join(trees)}
 
 def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
-    "Write the site's sources into `stage`: the notebooks as nbdev processes them, mapped for myst-nb, the API page and Sphinx's configuration; returns the notebooks."
+    """Write the site's sources into `stage`: the notebooks as nbdev processes them, mapped for myst-nb, the API page and Sphinx's configuration; returns the notebooks.
+
+    Args:
+        nbs (Path)
+        stage (Path)
+        progress (bool, default False)
+    """
     from tqdm import tqdm   # a terminal bar: tqdm.auto wants ipywidgets inside a notebook
     shutil.rmtree(stage, ignore_errors=True); (stage / "_static").mkdir(parents=True)
     notebooks = site_notebooks(nbs)
@@ -266,14 +487,21 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
         if stem == "index": n["cells"].append(toctree_cell(sections(notebooks)))
         (stage / f"{stem}.ipynb").write_text(json.dumps(n))
     (stage / "api.md").write_text(api_markdown(api_modules(notebooks)))
-    (stage / "conf.py").write_text(CONF)
+    (stage / "conf.py").write_text(CONF + f"NOTEBOOK_OF = {dict((module_of(nb), nb.stem) for nb in notebooks if module_of(nb))!r}\n")
     (stage / "_static" / "coretex.css").write_text(CSS)
     return notebooks
 
 def build_site(out="_docs", nbs="nbs", progress: bool = False,
                warnings: bool = True, # False: Sphinx keeps its warnings to itself (a partial site links to pages it lacks)
               ) -> list:
-    "Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written."
+    """Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written.
+
+    Args:
+        out (default '_docs')
+        nbs (default 'nbs')
+        progress (bool, default False)
+        warnings (bool, default True): False: Sphinx keeps its warnings to itself (a partial site links to pages it lacks)
+    """
     import tempfile
     out, nbs = Path(out), Path(nbs)
     if (nbs / "index.ipynb").exists(): (nbs.parent / "README.md").write_text(readme_from_index(nbs / "index.ipynb"))

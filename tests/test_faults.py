@@ -10,7 +10,7 @@ import _service as sv
 
 @pytest.fixture(scope="module")
 def serving(tmp_path_factory):
-    with sv.served(tmp_path_factory.mktemp("load"), "--rate", 1_000_000) as s: yield s
+    with sv.served(tmp_path_factory.mktemp("load"), "--rate", 1_000_000, "--requests", 1_000_000) as s: yield s
 
 
 def test_one_patch_sent_100_times_at_once_is_evaluated_once(serving):
@@ -30,7 +30,7 @@ def test_slow_clients_do_not_delay_a_fast_one(serving):
 
 def test_rejected_requests_do_not_grow_memory(tmp_path):
     # a server of its own: the shared one's worker is still evaluating the queued jobs, and its caches grow meanwhile
-    with sv.served(tmp_path, "--rate", 1_000_000) as s: f = sv.rejected_flood(s, 4000, threads=4)
+    with sv.served(tmp_path, "--rate", 1_000_000, "--requests", 1_000_000) as s: f = sv.rejected_flood(s, 4000, threads=4)
     # keeping the 2,000 unique 15 KB miner strings, as the old limiter did, would add about 30 MB
     assert f["codes"] == {400: 2000, 404: 2000} and f["growth_mb"] < 15, f
 

@@ -81,7 +81,8 @@ def test_claim_proof_command(served):
     (tmp / "claim.json").write_text(out.stdout)
     ok = run_cli("claim-proof", "--verify", tmp / "claim.json", "--root", rec.merkle_root)
     assert (ok.returncode, ok.stdout.split(":")[1].split()[0]) == (0, "valid")
-    (tmp / "forged.json").write_text(json.dumps({**claim, "bonus_botcoin": claim["bonus_botcoin"] * 2}))
+    assert claim["bonus_botcoin"] == str(rec.leaves[0]["bonus_botcoin"])   # decimal text, as the record keeps it
+    (tmp / "forged.json").write_text(json.dumps({**claim, "bonus_botcoin": str(int(claim["bonus_botcoin"]) * 2)}))
     assert run_cli("claim-proof", "--verify", tmp / "forged.json", "--root", rec.merkle_root).returncode == 1
     assert run_cli("claim-proof", "--verify", tmp / "claim.json", "--root", "0x" + "00" * 32).returncode == 1
     none = run_cli("claim-proof", "--epoch", 1, "--miner", B, "--mongodb-uri", uri)
@@ -93,12 +94,14 @@ def test_claim_proof_command(served):
 def test_coordinator_finalize_command(served):
     coord, _, _, uri, _, tmp = served
     coord.open_epoch(4, GENESIS, keccak256(b"epoch 4 secret"))
-    argv = ["coordinator", "finalize", "--epoch", 4, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key", "--reward", 10**30]
+    argv = ["coordinator", "finalize", "--epoch", 4, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key", "--reward", 10**30, "--json"]
     out = run_cli(*argv)
     rec = json.loads(out.stdout)
     # no finalized predecessor: the start threshold (500); nothing happened: x0.95 = 475, clamped up to the 500 floor
     assert (out.returncode, rec["threshold_ppm"], rec["next_threshold_ppm"], rec["difficulty_reason"], rec["advances"], rec["leaves"]) == \
            (0, 500, 500, "small_drift_down", 0, 0)
     assert not coord.store.epoch(4).open and run_cli(*argv).stdout == out.stdout   # recorded once
+    lines = run_cli(*argv[:-1]).stdout.splitlines()                                   # without --json: lines for a reader
+    assert lines[:2] == [f"epoch 4 finalized: 0 advance(s), new state root {rec['new_state_root']}", "threshold 500 ppm; next epoch 500 ppm (small_drift_down)"]
     gone = run_cli("coordinator", "finalize", "--epoch", 99, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key")
     assert (gone.returncode, gone.stderr) == (2, "coretex coordinator: error: --epoch 99: no such epoch\n")

@@ -3,7 +3,7 @@ state files, and consensus JSON-lines files. Each gives a value or its typed ref
 import io, contextlib, json
 from hypothesis import HealthCheck, given, settings, strategies as st
 from coretex.cli import main
-from coretex.network.coordinator import Refusal, Submission, parse_json, parse_submission
+from coretex.network.intake import Refusal, Submission, parse_json, parse_submission
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=50),
                            lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4), max_leaves=20)

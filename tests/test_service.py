@@ -1,4 +1,4 @@
-"""The coordinator as a service that survives miners: one test per finding of issue 14, against real processes.
+"""The coordinator as a service that survives miners: one test per finding of a first round of attacks, against real processes.
 
 Each test drives `coretex coordinator serve` (or the library's parts) over real HTTP on loopback with the
 embedded MongoDB server, and asserts what main's code got wrong: a stalled intake, a leaking and bypassable
@@ -121,9 +121,9 @@ def test_a_patch_with_spaces_is_refused_like_a_miner_with_spaces(served):
 
 
 def test_rejected_requests_leave_the_rate_limiter_bounded(tmp_path):
-    from coretex.network.http import HttpIntake, RateLimiter, make_app
+    from coretex.network.http import HttpIntake, RateLimiter, RequestBudget, make_app
     limiter = RateLimiter(per_minute=10, max_keys=100)
-    srv = HttpIntake(make_app(None, limiter)).start()                     # refused before any coordinator is asked
+    srv = HttpIntake(make_app(None, limiter), budget=RequestBudget(10**6, 10**6)).start()   # refused before any coordinator is asked (the front's own limit lifted)
     try:
         base = f"http://127.0.0.1:{srv.port}/v1/patches"
         for i in range(2000):
@@ -151,7 +151,7 @@ def coordinator(tmp_path):
 def test_intake_with_the_chain_down_leaves_no_in_flight_mark(coordinator):
     from web3 import Web3
     from coretex.network.chain import Chain
-    from coretex.network.coordinator import IntakeError
+    from coretex.network.intake import IntakeError
     coord, db = coordinator
     live, coord.chain = coord.chain, Chain(Web3(Web3.HTTPProvider("http://127.0.0.1:1", request_kwargs={"timeout": 1})))
     with pytest.raises(IntakeError, match="chain_unavailable"): coord.intake(MINER, LENS, 1)

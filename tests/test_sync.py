@@ -25,8 +25,10 @@ def test_export_is_in_sync(tmp_path):
     copy = tmp_path / "repo"
     shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", "*.egg-info", "__pycache__", ".hypothesis"))
     subprocess.run(["nbdev-export"], cwd=copy, check=True, capture_output=True)
-    for f in (ROOT / "coretex").glob("*.py"):
-        assert (copy / "coretex" / f.name).read_text() == f.read_text(), f"{f.name}: run nbdev-export"
+    files = sorted(p.relative_to(ROOT) for p in (ROOT / "coretex").rglob("*.py"))
+    assert sorted(p.relative_to(copy) for p in (copy / "coretex").rglob("*.py")) == files, "run nbdev-export: a module was added or removed"
+    for f in files:
+        assert (copy / f).read_text() == (ROOT / f).read_text(), f"{f}: run nbdev-export"
 
 
 def test_readme_is_the_front_page():

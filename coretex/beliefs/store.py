@@ -35,20 +35,43 @@ def _date(v):
     return datetime.fromisoformat(v.replace("Z", "+00:00")) if isinstance(v, str) else v
 
 def coerce_belief(raw: dict) -> dict:
-    "A belief with its date fields as datetimes."
+    """A belief with its date fields as datetimes.
+
+    Args:
+        raw (dict)
+    """
     b = dict(raw)
     for f in DATE_FIELDS:
         if f in b: b[f] = _date(b[f])
     return b
 
 def tenure_fixture(name: str):
-    "A file of the Tenure reference's fixtures shipped in coretex.fixtures (tenure/)."
+    """A file of the Tenure reference's fixtures shipped in coretex.fixtures (tenure/).
+
+    Args:
+        name (str)
+    """
     return json.loads(files("coretex.fixtures").joinpath("tenure", name).read_text("utf-8"))
 
 # %% ../../nbs/71_belief_store.ipynb #a4cad587
 @dataclass(slots=True)
 class Meta:
-    "The fields of one belief that filters and sorts read (what Atlas Search indexes as tokens, plus the sort keys)."
+    """The fields of one belief that filters and sorts read (what Atlas Search indexes as tokens, plus the sort keys).
+
+    Attributes:
+        id (str)
+        seq (int)
+        user (str)
+        type (str | None)
+        subtype (str | None)
+        scope (tuple)
+        pinned (bool)
+        user_edited (bool | None)
+        last_reinforced_at (datetime | None)
+        active (bool): neither superseded nor resolved
+        participants (tuple)
+        embed_text (str): canonical name and aliases, what the vector backend embeds
+    """
     id: str
     seq: int
     user: str
@@ -63,11 +86,19 @@ class Meta:
     embed_text: str        # canonical name and aliases, what the vector backend embeds
 
 def belief_embed_text(b: dict) -> str:
-    "What the vector backend embeds for a belief: canonical name and aliases."
+    """What the vector backend embeds for a belief: canonical name and aliases.
+
+    Args:
+        b (dict)
+    """
     return " ".join(x for x in [b.get("canonical_name", "")] + list(b.get("aliases") or []) if x)
 
 def meta(b: dict) -> Meta:
-    "A stored belief's filter and sort fields."
+    """A stored belief's filter and sort fields.
+
+    Args:
+        b (dict)
+    """
     # {superseded_by: null} in MongoDB matches a missing field too, so .get() is None is the same test.
     return Meta(b["_id"], b.get("_seq", 0), b.get("user_id"), b.get("type"), b.get("subtype"), tuple(b.get("scope") or ()),
                 b.get("pinned") is True, b.get("user_edited"), b.get("last_reinforced_at"),
@@ -76,7 +107,12 @@ def meta(b: dict) -> Meta:
 
 # %% ../../nbs/71_belief_store.ipynb #d6062c1e
 class BeliefStore:
-    "Beliefs in a MongoDB collection; every write through the store moves its version on, so the index can follow."
+    """Beliefs in a MongoDB collection; every write through the store moves its version on, so the index can follow.
+
+    Args:
+        db
+        collection (str, default 'beliefs')
+    """
     def __init__(self, db, collection: str = "beliefs"):
         self.col, self.version, self._log, self._index = db[collection], 0, [], None
 
@@ -87,24 +123,42 @@ class BeliefStore:
         if self._index is not None: self._index.sync(self)   # the writer pays for the update, not the next search
 
     def reset(self, beliefs) -> None:
-        "Replace the collection's contents by `beliefs`."
+        """Replace the collection's contents by `beliefs`.
+
+        Args:
+            beliefs
+        """
         self.col.delete_many({})
         docs = [{**coerce_belief(b), "_seq": i} for i, b in enumerate(beliefs)]
         if docs: self.col.insert_many(docs)
         self._wrote(None)
 
     def insert(self, belief: dict) -> None:
-        "Add one belief after the others (index order is insertion order)."
+        """Add one belief after the others (index order is insertion order).
+
+        Args:
+            belief (dict)
+        """
         self.col.insert_one({**coerce_belief(belief), "_seq": self.col.count_documents({})})
         self._wrote(belief["_id"])
 
     def update(self, belief_id: str, sets: dict) -> None:
-        "Set fields of one belief, as the reference's session eval does between turns."
+        """Set fields of one belief, as the reference's session eval does between turns.
+
+        Args:
+            belief_id (str)
+            sets (dict)
+        """
         self.col.update_one({"_id": belief_id}, {"$set": {**sets, "updated_at": datetime.now(timezone.utc)}})
         self._wrote(belief_id)
 
     def add_aliases(self, belief_id: str, aliases) -> None:
-        "Add aliases (trimmed, lower-cased, without duplicates), as the reference's merge worker does."
+        """Add aliases (trimmed, lower-cased, without duplicates), as the reference's merge worker does.
+
+        Args:
+            belief_id (str)
+            aliases
+        """
         self.col.update_one({"_id": belief_id}, {"$addToSet": {"aliases": {"$each": [a.strip().lower() for a in aliases]}},
                                                  "$set": {"updated_at": datetime.now(timezone.utc)}})
         self._wrote(belief_id)
@@ -114,7 +168,11 @@ class BeliefStore:
         return list(self.col.find({}).sort("_seq", 1))
 
     def changed_since(self, version: int) -> set|None:
-        "Ids written after `version`; None when the index must be rebuilt (never built, or a reset since)."
+        """Ids written after `version`; None when the index must be rebuilt (never built, or a reset since).
+
+        Args:
+            version (int)
+        """
         ids = [i for v, i in self._log if v > version]
         return None if version < 0 or None in ids else set(ids)
 
@@ -125,43 +183,87 @@ class BeliefStore:
 
 # %% ../../nbs/71_belief_store.ipynb #7a20ff76
 def in_scope(m: Meta, scope) -> bool:
-    "MongoDB's scope: {$in: scope}, or True when no scope is requested."
+    """MongoDB's scope: {$in: scope}, or True when no scope is requested.
+
+    Args:
+        m (Meta)
+        scope
+    """
     return not scope or any(s in scope for s in m.scope)
 
 def universal(m: Meta) -> bool:
-    "Whether the belief is scoped universal (the persona's, never a pinned fact when no scope is named)."
+    """Whether the belief is scoped universal (the persona's, never a pinned fact when no scope is named).
+
+    Args:
+        m (Meta)
+    """
     return any(s in UNIVERSAL_SCOPES for s in m.scope)
 
 # %% ../../nbs/71_belief_store.ipynb #da534201
 _BOOL_RANK = {True: 2, False: 1}  # MongoDB's order for a descending sort: true, false, then null / missing
 
 def is_pinned_fact(m: Meta, user: str, scope, reference: Reference) -> bool:
-    "Whether a belief belongs in the pinned facts of a request."
+    """Whether a belief belongs in the pinned facts of a request.
+
+    Args:
+        m (Meta)
+        user (str)
+        scope
+        reference (Reference)
+    """
     if not (m.user == user and m.active and m.pinned and m.type != "open_question"): return False
     if reference is Reference.CURRENT: return in_scope(m, scope) if scope else not universal(m)
     return not universal(m) and (not scope or m.user_edited is True or in_scope(m, scope))
 
 def pinned_order(m: Meta) -> tuple:
-    "Sort key: user_edited descending, last_reinforced_at descending, then insertion order."
+    """Sort key: user_edited descending, last_reinforced_at descending, then insertion order.
+
+    Args:
+        m (Meta)
+    """
     t = m.last_reinforced_at.timestamp() if m.last_reinforced_at else -math.inf
     return (-_BOOL_RANK.get(m.user_edited, 0), -t, m.seq)
 
 # %% ../../nbs/71_belief_store.ipynb #98687404
 def is_open_question(m: Meta, user: str, scope) -> bool:
-    "Whether a belief belongs in the open questions of a request."
+    """Whether a belief belongs in the open questions of a request.
+
+    Args:
+        m (Meta)
+        user (str)
+        scope
+    """
     return m.user == user and m.active and m.pinned and m.type == "open_question" and in_scope(m, scope)
 
 def is_searchable(m: Meta, user: str, scope) -> bool:
-    "Whether the text or vector search may return a belief (before the pinned ids are excluded)."
+    """Whether the text or vector search may return a belief (before the pinned ids are excluded).
+
+    Args:
+        m (Meta)
+        user (str)
+        scope
+    """
     return m.user == user and m.active and m.type != "open_question" and m.subtype != "expertise" and in_scope(m, scope)
 
 # %% ../../nbs/71_belief_store.ipynb #43381eb2
 def participant_ids(relations, exclude) -> set:
-    "Ids the retrieved relation beliefs point at, less the excluded ones."
+    """Ids the retrieved relation beliefs point at, less the excluded ones.
+
+    Args:
+        relations
+        exclude
+    """
     return {p for r in relations if r.type == "relation" for p in r.participants if p not in exclude}
 
 def is_participant(m: Meta, user: str, scope, wanted: set) -> bool:
-    "Whether a belief is fetched as a relation's participant."
+    """Whether a belief is fetched as a relation's participant.
+
+    Args:
+        m (Meta)
+        user (str)
+        scope
+        wanted (set)
+    """
     return m.id in wanted and m.user == user and m.active and m.type != "open_question" and in_scope(m, scope)
 
 # %% ../../nbs/71_belief_store.ipynb #32382c12
@@ -179,7 +281,11 @@ STRIP_PATTERNS = [
 MIN_RAW_CHARS, MAX_QUERY_CHARS = 16, 1000
 
 def strip_noise(text: str) -> str:
-    "Text without the non-prose patterns, whitespace collapsed."
+    """Text without the non-prose patterns, whitespace collapsed.
+
+    Args:
+        text (str)
+    """
     for p in STRIP_PATTERNS: text = p.sub(" ", text)
     return re.sub(r"\s{2,}", " ", text).strip()
 
@@ -189,7 +295,11 @@ _CODE_LINE = re.compile(r"\s*(const|let|var|function|class|import|export|default
                         r"catch|def |class |from \w+ import|fn |impl |use std::|package |func |:=|//|#!?[^\s]|/\*|\*/?\s)", _A)
 
 def message_parts(raw: str) -> list:
-    "(is_code, text) parts of a message: around fenced blocks if it has any, else runs of code-like lines."
+    """(is_code, text) parts of a message: around fenced blocks if it has any, else runs of code-like lines.
+
+    Args:
+        raw (str)
+    """
     parts, last = [], 0
     for m in _FENCED.finditer(raw):
         if m.start() > last: parts.append((False, raw[last:m.start()]))
@@ -214,13 +324,22 @@ _LANGUAGE_HINTS = [(lang, re.compile(p, _A | re.M)) for lang, p in (   # first m
     ("swift", r"\b(func |var |let )\b.*\{"))]
 
 def code_language(code: str) -> str|None:
-    "The language of a code part: a fence's tag, else the first syntax hint that matches."
+    """The language of a code part: a fence's tag, else the first syntax hint that matches.
+
+    Args:
+        code (str)
+    """
     tag = re.search(r"^```(\w+)", code, re.M | _A)
     return tag.group(1).lower() if tag else next((lang for lang, p in _LANGUAGE_HINTS if p.search(code)), None)
 
 # %% ../../nbs/71_belief_store.ipynb #8da3e159
 def clean_query(message: str, reference: Reference = Reference.CURRENT) -> str:
-    "The search text of a user message ('' means: do not search)."
+    """The search text of a user message ('' means: do not search).
+
+    Args:
+        message (str)
+        reference (Reference, default Reference.CURRENT)
+    """
     raw = message.strip()
     if len(raw) < MIN_RAW_CHARS: return raw
     if Reference(reference) is Reference.PAPER: return strip_noise(raw)[:MAX_QUERY_CHARS]
@@ -235,25 +354,46 @@ STOPWORDS = frozenset("a an the and or in of to for with our my we i on at by up
 _POSSESSIVE = re.compile(r"['\u2019\uff07][sS]$")
 
 def possessive(t: str) -> str:
-    "The token without a trailing possessive 's."
+    """The token without a trailing possessive 's.
+
+    Args:
+        t (str)
+    """
     return _POSSESSIVE.sub("", t)
 
 def whole_name_tokens(value: str) -> list:
-    "Index-side tokens of one name or alias element."
+    """Index-side tokens of one name or alias element.
+
+    Args:
+        value (str)
+    """
     return [possessive(m.group(0).lower()) for m in re.finditer(r"[^,;|]+", value.replace("_", " "))]
 
 _STD = re.compile(r"[^\W_]+(?:(?:['\u2019.:_]|(?<=\d)[,;])[^\W_]+)*|_+", re.UNICODE)
 
 def standard_tokens(text: str) -> list:
-    "Lucene's standard tokenizer (Unicode word boundaries, approximated), lower-cased."
+    """Lucene's standard tokenizer (Unicode word boundaries, approximated), lower-cased.
+
+    Args:
+        text (str)
+    """
     return [t.lower() for t in _STD.findall(text) if not t.startswith("_")]
 
 def whitespace_tokens(text: str) -> list:
-    "Whitespace tokens, lower-cased, possessive removed."
+    """Whitespace tokens, lower-cased, possessive removed.
+
+    Args:
+        text (str)
+    """
     return [possessive(t.lower()) for t in text.split()]
 
 def shingles(tokens: list, stop=frozenset()) -> list:
-    "Two-word shingles of adjacent tokens, none across a removed stopword."
+    """Two-word shingles of adjacent tokens, none across a removed stopword.
+
+    Args:
+        tokens (list)
+        stop (default frozenset())
+    """
     kept = [(i, t) for i, t in enumerate(tokens) if t not in stop]
     return [f"{a} {b}" for (i, a), (j, b) in zip(kept, kept[1:]) if j == i + 1]
 
@@ -273,13 +413,22 @@ def _from_int4(b: int) -> int:
 _FREE = 255 - _int4(2**31 - 1)  # 24 lengths below this are stored exactly
 
 def norm_length(dl: int) -> int:
-    "A field length as Lucene's one-byte norm gives it back (exact below 24, lossy above)."
+    """A field length as Lucene's one-byte norm gives it back (exact below 24, lossy above).
+
+    Args:
+        dl (int)
+    """
     return dl if dl < _FREE else _FREE + _from_int4(_int4(dl - _FREE))
 
 FUZZY_PREFIX = 2   # Atlas's prefixLength: the first two characters never fuzz
 
 def fuzzy_keys(term: str, n: int) -> tuple:
-    "Where a term of length n within one edit of `term` (same first two characters) is filed: one of the two always holds it."
+    """Where a term of length n within one edit of `term` (same first two characters) is filed: one of the two always holds it.
+
+    Args:
+        term (str)
+        n (int)
+    """
     # After the prefix, a term's rest is cut in a left half, one gap character, and a right half. One edit (a change,
     # insertion, deletion, or a swap of neighbours) leaves the left half intact or the right half intact, aligned
     # from the term's end; so a term is filed under both, and a query looks under both for each candidate length.
@@ -289,7 +438,11 @@ def fuzzy_keys(term: str, n: int) -> tuple:
     return (term[:p], n, "L", term[p:p + h]), (term[:p], n, "R", term[len(term) - r:] if r else "")
 
 class FieldIndex:
-    "One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms."
+    """One indexed field, changed a document at a time: postings per user, index-wide term statistics, length norms.
+
+    Args:
+        docs (dict | None, default None)
+    """
     def __init__(self, docs: dict|None = None):
         self.post, self.tokens, self.norm, self.df, self.keyed, self.total = {}, {}, {}, {}, {}, 0
         self.shapes = {}     # (first two characters, length) -> how many dictionary terms have that shape
@@ -297,7 +450,13 @@ class FieldIndex:
         for d, toks in (docs or {}).items(): self.add(d, toks)
 
     def add(self, doc, tokens: list, user=None) -> None:
-        "Index a document's tokens; its postings go under its user, as every search is one user's."
+        """Index a document's tokens; its postings go under its user, as every search is one user's.
+
+        Args:
+            doc
+            tokens (list)
+            user (default None)
+        """
         if not tokens: return  # Lucene's N and avgdl count only the documents that have the field
         self.tokens[doc], self.norm[doc] = (user, tokens), norm_length(len(tokens))
         self.total += len(tokens)
@@ -341,7 +500,12 @@ class FieldIndex:
 K1, B = 1.2, 0.75
 
 def edit_distance_le1(a: str, b: str) -> int|None:
-    "0 or 1 if a and b are within one edit (transpositions count one), else None."
+    """0 or 1 if a and b are within one edit (transpositions count one), else None.
+
+    Args:
+        a (str)
+        b (str)
+    """
     if a == b: return 0
     la, lb = len(a), len(b)
     if abs(la - lb) > 1: return None
@@ -355,7 +519,14 @@ def edit_distance_le1(a: str, b: str) -> int|None:
     return 1 if s[i:] == l[i + 1:] else None
 
 def expand(term: str, index: FieldIndex, fuzzy: bool, max_expansions: int = 50) -> list:
-    "(indexed term, similarity) pairs a query term matches (one edit at most, the prefix exact)."
+    """(indexed term, similarity) pairs a query term matches (one edit at most, the prefix exact).
+
+    Args:
+        term (str)
+        index (FieldIndex)
+        fuzzy (bool)
+        max_expansions (int, default 50)
+    """
     if not fuzzy or len(term) <= FUZZY_PREFIX: return [(term, 1.0)] if term in index.df else []
     out, seen, keyed, pre = [], set(), index.keyed, term[:FUZZY_PREFIX]
     # one edit changes the length by at most one: three lengths, two filing keys each; a length at which no dictionary
@@ -371,14 +542,24 @@ def expand(term: str, index: FieldIndex, fuzzy: bool, max_expansions: int = 50) 
     return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions] if len(out) > 1 else out
 
 def idf(n: int, df: int) -> float:
-    "BM25's inverse document frequency of a term found in `df` of `n` documents."
+    """BM25's inverse document frequency of a term found in `df` of `n` documents.
+
+    Args:
+        n (int)
+        df (int)
+    """
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 # %% ../../nbs/71_belief_store.ipynb #27222ca3
 SEARCHED_FIELDS = ("canonical_name", "aliases")
 
 def field_tokens(b: dict, field: str) -> list:
-    "Index-side tokens of one searched field of a belief."
+    """Index-side tokens of one searched field of a belief.
+
+    Args:
+        b (dict)
+        field (str)
+    """
     values = [b.get(field)] if field == "canonical_name" else b.get(field) or []
     return [t for v in values if v for t in whole_name_tokens(v)]
 
@@ -403,13 +584,21 @@ class BeliefIndex:
         for fi in self.fields.values(): fi.remove(belief_id)
 
     def of_user(self, user: str) -> list:
-        "The user's beliefs in insertion order (MongoDB's natural order, which find() without a sort returns)."
+        """The user's beliefs in insertion order (MongoDB's natural order, which find() without a sort returns).
+
+        Args:
+            user (str)
+        """
         if user not in self._ordered:
             self._ordered[user] = sorted(self._by_user.get(user, {}).values(), key=lambda m: m.seq)
         return self._ordered[user]
 
     def sync(self, store) -> "BeliefIndex":
-        "Bring the index to the store's version: re-read only what was written since, or everything after a reset."
+        """Bring the index to the store's version: re-read only what was written since, or everything after a reset.
+
+        Args:
+            store
+        """
         if self.version == store.version: return self
         changed = store.changed_since(self.version)
         if changed is None: self.__init__()
@@ -421,7 +610,13 @@ class BeliefIndex:
 # %% ../../nbs/71_belief_store.ipynb #b94b0ce3
 @dataclass
 class Hit:
-    "One search hit: the belief id, its score and the clauses that scored it."
+    """One search hit: the belief id, its score and the clauses that scored it.
+
+    Attributes:
+        id (str)
+        score (float)
+        clauses (list, default dfield(default_factory=list)): [{"path", "term", "score"}]
+    """
     id: str
     score: float
     clauses: list = dfield(default_factory=list)   # [{"path", "term", "score"}]
@@ -432,13 +627,22 @@ CLAUSES = (("canonical_name", "canonical_name", "standard", True, 14.0),
            ("aliases.shingle", "aliases", "shingle", False, 14.0))
 
 def query_terms(text: str, analyzer: str) -> list:
-    "Query terms of one clause's analyzer."
+    """Query terms of one clause's analyzer.
+
+    Args:
+        text (str)
+        analyzer (str)
+    """
     if analyzer == "standard": return standard_tokens(text)
     ws = whitespace_tokens(text)
     return ws if analyzer == "aliases" else shingles(ws, STOPWORDS if analyzer == "phrase" else frozenset())
 
 class BM25Backend:
-    "Alias-weighted BM25 over a BeliefStore's index, scored as Atlas Search's Lucene scores it."
+    """Alias-weighted BM25 over a BeliefStore's index, scored as Atlas Search's Lucene scores it.
+
+    Args:
+        store (BeliefStore)
+    """
     name = "bm25"
     def __init__(self, store: BeliefStore): self.store = store
 
@@ -447,7 +651,14 @@ class BM25Backend:
         return self.store.index()
 
     def score(self, text: str, user: str, allowed, idx: BeliefIndex) -> dict:
-        "id -> Hit for the user's beliefs that match and that `allowed(meta)` admits."
+        """id -> Hit for the user's beliefs that match and that `allowed(meta)` admits.
+
+        Args:
+            text (str)
+            user (str)
+            allowed
+            idx (BeliefIndex)
+        """
         hits = {}
         for path, fname, analyzer, fuzzy, boost in CLAUSES:
             fi = idx.fields[fname]
@@ -470,7 +681,16 @@ class BM25Backend:
         return hits
 
     def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20, min_score: float = 3.0) -> list:
-        "Hits above min_score, best first (ties in index order), at most `limit`."
+        """Hits above min_score, best first (ties in index order), at most `limit`.
+
+        Args:
+            user (str)
+            text (str)
+            scope (list)
+            exclude (default ())
+            limit (int, default 20)
+            min_score (float, default 3.0)
+        """
         if not text.strip() or limit <= 0: return []
         idx, skip = self.index(), set(exclude)
         hits = self.score(text, user, lambda m: m.id not in skip and is_searchable(m, user, scope), idx)
@@ -481,7 +701,12 @@ class BM25Backend:
 BATCH_CHARS = 2000   # batch size x longest text: past this, padding costs more than a batch saves
 
 def length_batches(texts: list, budget: int = BATCH_CHARS) -> list:
-    "Texts sorted by length, cut into batches whose size times their longest text stays within `budget` characters."
+    """Texts sorted by length, cut into batches whose size times their longest text stays within `budget` characters.
+
+    Args:
+        texts (list)
+        budget (int, default BATCH_CHARS)
+    """
     batches = []
     for t in sorted(texts, key=len):   # ascending, so the text joining a batch is its longest
         if batches and len(t) * (len(batches[-1]) + 1) <= budget: batches[-1].append(t)
@@ -492,11 +717,21 @@ def length_batches(texts: list, budget: int = BATCH_CHARS) -> list:
 _VECTORS: dict = {}   # sha256(model name, text) -> normalised vector, shared by every backend in the process
 
 def content_key(model: str, text: str) -> str:
-    "The cache key of one text's embedding under one model."
+    """The cache key of one text's embedding under one model.
+
+    Args:
+        model (str)
+        text (str)
+    """
     return hashlib.sha256(model.encode() + b"\0" + text.encode()).hexdigest()
 
 class VectorBackend:
-    "Cosine search over belief embeddings, no threshold (the paper's baseline)."
+    """Cosine search over belief embeddings, no threshold (the paper's baseline).
+
+    Args:
+        store (BeliefStore)
+        embedder (default None)
+    """
     name = "vector"
     threshold = None
     def __init__(self, store: BeliefStore, embedder=None):
@@ -510,14 +745,22 @@ class VectorBackend:
         return self._emb
 
     def embed(self, texts) -> None:
-        "Embed the texts not yet cached, in length-sorted batches (one encode call each)."
+        """Embed the texts not yet cached, in length-sorted batches (one encode call each).
+
+        Args:
+            texts
+        """
         model = self.embedder.name
         todo = list(dict.fromkeys(t for t in texts if content_key(model, t) not in _VECTORS))
         for batch in length_batches(todo):
             for t, v in zip(batch, self.embedder.encode(batch)): _VECTORS[content_key(model, t)] = v
 
     def vectors(self, texts: list) -> np.ndarray:
-        "Embeddings of `texts`, each computed once per content and model."
+        """Embeddings of `texts`, each computed once per content and model.
+
+        Args:
+            texts (list)
+        """
         self.embed(texts)
         return np.array([_VECTORS[content_key(self.embedder.name, t)] for t in texts]) if texts else np.zeros((0, 1))
 
@@ -531,7 +774,15 @@ class VectorBackend:
         return idx
 
     def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20) -> list:
-        "The `limit` nearest live beliefs of `user` in scope, by cosine, scored (1 + cos) / 2 as Atlas reports it."
+        """The `limit` nearest live beliefs of `user` in scope, by cosine, scored (1 + cos) / 2 as Atlas reports it.
+
+        Args:
+            user (str)
+            text (str)
+            scope (list)
+            exclude (default ())
+            limit (int, default 20)
+        """
         if not text.strip() or limit <= 0: return []
         skip = set(exclude)
         # Every live belief is scored: the reference's numCandidates (150) is how widely Atlas's approximate (HNSW) search
@@ -546,7 +797,13 @@ class VectorBackend:
         return [Hit(live[i].id, float((1 + cos[i]) / 2)) for i in keep[:limit]]
 
 class VectorThresholdBackend(VectorBackend):
-    "Cosine search that drops beliefs below a cosine threshold (not the published baseline)."
+    """Cosine search that drops beliefs below a cosine threshold (not the published baseline).
+
+    Args:
+        store
+        embedder (default None)
+        threshold (float, default 0.5)
+    """
     name = "vector-threshold"
     def __init__(self, store, embedder=None, threshold: float = 0.5):
         super().__init__(store, embedder); self.threshold = threshold
@@ -554,7 +811,15 @@ class VectorThresholdBackend(VectorBackend):
 # %% ../../nbs/71_belief_store.ipynb #8a666231
 @dataclass
 class Budget:
-    "How much of a search result fits in the context: beliefs, pinned ones, questions and characters."
+    """How much of a search result fits in the context: beliefs, pinned ones, questions and characters.
+
+    Attributes:
+        max_beliefs (int, default 20)
+        max_pinned (int, default 10)
+        max_questions (int, default 15)
+        max_chars_per_belief (int, default 400)
+        max_persona_chars (int, default 800)
+    """
     max_beliefs: int = 20
     max_pinned: int = 10
     max_questions: int = 15
@@ -567,12 +832,27 @@ class Budget:
                    d.get("maxCharsPerBelief", 400), d.get("maxPersonaChars", 800))
 
 def clip(s: str, n: int) -> str:
-    "s cut to n characters with an ellipsis, as the reference clips."
+    """s cut to n characters with an ellipsis, as the reference clips.
+
+    Args:
+        s (str)
+        n (int)
+    """
     return s if len(s) <= n else s[:n - 1].rstrip() + "\u2026"
 
 @dataclass
 class Context:
-    "The context handed to the model: expanded query, persona prelude and the belief ids kept."
+    """The context handed to the model: expanded query, persona prelude and the belief ids kept.
+
+    Attributes:
+        expanded_query (str)
+        persona_prelude (str)
+        pinned (list): ids, budget applied
+        relevant (list): ids: search hits, then relation participants, budget applied
+        questions (list): ids
+        hits (list): the search's Hits, before the budget
+        participants (list, default dfield(default_factory=list)): ids fetched through relations, before the budget
+    """
     expanded_query: str
     persona_prelude: str
     pinned: list         # ids, budget applied
@@ -583,7 +863,18 @@ class Context:
 
 def build_context(store: BeliefStore, backend, user: str, scope: list, message: str, budget: Budget|None = None,
                   personas: dict|None = None, reference: Reference = Reference.CURRENT) -> Context:
-    "What the model would be given for one user message."
+    """What the model would be given for one user message.
+
+    Args:
+        store (BeliefStore)
+        backend
+        user (str)
+        scope (list)
+        message (str)
+        budget (Budget | None, default None)
+        personas (dict | None, default None)
+        reference (Reference, default Reference.CURRENT)
+    """
     bud, ref = budget or Budget(), Reference(reference)
     idx, q = store.index(), clean_query(message, ref)
     mine = idx.of_user(user)

@@ -35,7 +35,15 @@ class FixtureError(ValueError):
 
 @dataclass
 class FixtureSet:
-    "One benchmark fixture set: seed beliefs, static cases and sessions."
+    """One benchmark fixture set: seed beliefs, static cases and sessions.
+
+    Attributes:
+        name (str)
+        seed (list): beliefs
+        cases (list): static cases
+        sessions (list): sessions, each with its turns
+        packaged (bool, default False): the paper's set shipped with coretex
+    """
     name: str
     seed: list       # beliefs
     cases: list      # static cases
@@ -43,7 +51,11 @@ class FixtureSet:
     packaged: bool = False   # the paper's set shipped with coretex
 
 def read_fixture(path: Path) -> list:
-    "A fixture file's JSON array."
+    """A fixture file's JSON array.
+
+    Args:
+        path (Path)
+    """
     try: data = json.loads(Path(path).read_text("utf-8"))
     except FileNotFoundError: raise FixtureError(f"{path}: missing") from None
     except (OSError, UnicodeDecodeError) as e: raise FixtureError(f"{path}: unreadable ({e.__class__.__name__})") from None
@@ -64,7 +76,12 @@ _VALUE_CHECKS = {"mustInclude": _strs, "mustExclude": _strs, "shouldInclude": _s
                  "orderedBefore": lambda v: isinstance(v, list) and all(_strs(p) and len(p) == 2 for p in v)}
 
 def check_belief(b, where: str) -> None:
-    "Refuse a belief the store and filters cannot read."
+    """Refuse a belief the store and filters cannot read.
+
+    Args:
+        b
+        where (str)
+    """
     _need(isinstance(b, dict), where, "expected an object")
     _need(isinstance(b.get("_id"), str) and isinstance(b.get("user_id"), str), where, "needs string _id and user_id")
     for f in ("scope", "aliases", "participants"): _need(b.get(f) is None or _strs(b[f]), where, f"{f} must be a list of strings")
@@ -72,7 +89,12 @@ def check_belief(b, where: str) -> None:
     except (ValueError, AttributeError, TypeError): raise FixtureError(f"{where}: a date field is not an ISO date") from None
 
 def check_expect(e, where: str) -> None:
-    "Refuse an expectation block whose values are not of their kind's type."
+    """Refuse an expectation block whose values are not of their kind's type.
+
+    Args:
+        e
+        where (str)
+    """
     _need(isinstance(e, dict), where, "expect must be an object")
     for block, kinds in e.items():
         _need(isinstance(kinds, dict), f"{where}.{block}", "expected an object")
@@ -80,7 +102,13 @@ def check_expect(e, where: str) -> None:
             if k in _VALUE_CHECKS: _need(_VALUE_CHECKS[k](v), f"{where}.{block}.{k}", "wrong type")
 
 def check_case(c, where: str, keys=("caseId", "scope", "query", "expect")) -> None:
-    "Refuse a static case or a session turn the suite cannot run."
+    """Refuse a static case or a session turn the suite cannot run.
+
+    Args:
+        c
+        where (str)
+        keys (default ('caseId', 'scope', 'query', 'expect'))
+    """
     _need(isinstance(c, dict) and all(k in c for k in keys), where, f"needs {', '.join(keys)}")
     _need(_strs(c["scope"]) and isinstance(c[keys[2]], str), where, f"scope must be a list of strings and {keys[2]} a string")
     _need(isinstance(c.get("budget") or {}, dict) and isinstance(c.get("userId", ""), str), where, "budget must be an object, userId a string")
@@ -90,7 +118,12 @@ def check_case(c, where: str, keys=("caseId", "scope", "query", "expect")) -> No
 
 # %% ../../nbs/72_tenure.ipynb #36031109
 def check_session(s, where: str) -> None:
-    "Refuse a session whose turns the suite cannot run."
+    """Refuse a session whose turns the suite cannot run.
+
+    Args:
+        s
+        where (str)
+    """
     _need(isinstance(s, dict) and isinstance(s.get("caseId"), str) and isinstance(s.get("turns"), list), where, "needs caseId and turns")
     for i, t in enumerate(s["turns"]):
         w = f"{where}.turns[{i}]"
@@ -100,7 +133,13 @@ def check_session(s, where: str) -> None:
         _need(u is None or isinstance(u, dict) and isinstance(u.get("beliefId"), str), f"{w}.updateBeliefAtTurn", "needs beliefId")
 
 def load_fixtures(folder, name: str|None = None, packaged: bool = False) -> FixtureSet:
-    "The fixture set in a folder, checked."
+    """The fixture set in a folder, checked.
+
+    Args:
+        folder
+        name (str | None, default None)
+        packaged (bool, default False)
+    """
     folder = Path(folder)
     if not folder.is_dir(): raise FixtureError(f"{folder}: not a folder")
     seed, cases, sessions = (read_fixture(folder / f) for f in FIXTURE_FILES)
@@ -123,7 +162,12 @@ UNCHECKED_BY_REFERENCE = {"relevantBeliefs.pinnedFacts", "topicRetrieval"}
 UNKNOWN_KIND = "unknown expectation kind: "
 
 def unknown_kinds(expect: dict, known: dict) -> tuple:
-    "(unknown, unchecked): dotted kinds of `expect` the suite does not know, and those the reference carries unread."
+    """(unknown, unchecked): dotted kinds of `expect` the suite does not know, and those the reference carries unread.
+
+    Args:
+        expect (dict)
+        known (dict)
+    """
     paths = [b if b not in known else f"{b}.{k}" for b, kinds in expect.items() for k in ([None] if b not in known else kinds)
              if not (b.startswith("_") or k and k.startswith("_")) and (b not in known or k not in known[b])]   # _note: a comment
     return [p for p in paths if p not in UNCHECKED_BY_REFERENCE], [p for p in paths if p in UNCHECKED_BY_REFERENCE]
@@ -131,7 +175,15 @@ def unknown_kinds(expect: dict, known: dict) -> tuple:
 # %% ../../nbs/72_tenure.ipynb #96064425
 @dataclass
 class Verdict:
-    "What the assertions found on one case or turn."
+    """What the assertions found on one case or turn.
+
+    Attributes:
+        failures (list)
+        precision (float | None)
+        recall (float | None)
+        unchecked (list, default dfield(default_factory=list))
+        extra (dict, default dfield(default_factory=dict)): today's further measures, by their report names
+    """
     failures: list
     precision: float|None
     recall: float|None
@@ -141,14 +193,25 @@ class Verdict:
 def _ratio(hits: int, n: int) -> float|None: return hits / n if n else None
 
 def prelude_failures(pp: dict, prelude: str) -> list:
-    "Failures of the persona prelude expectations."
+    """Failures of the persona prelude expectations.
+
+    Args:
+        pp (dict)
+        prelude (str)
+    """
     return ((["personaPrelude empty"] if pp.get("nonEmpty") and not prelude else []) +
             (["personaPrelude not empty"] if pp.get("isNull") and prelude else []) +
             [f'personaPrelude missing "{s}"' for s in pp.get("contains", []) if s not in prelude] +
             [f'personaPrelude contains "{s}"' for s in pp.get("mustNotContain", []) if s in prelude])
 
 def ordered_failures(pairs: list, rel: list, ref: Reference) -> list:
-    "Failures of orderedBefore pairs over the relevant list."
+    """Failures of orderedBefore pairs over the relevant list.
+
+    Args:
+        pairs (list)
+        rel (list)
+        ref (Reference)
+    """
     out = []
     for a, b in pairs:
         if ref is Reference.PAPER:
@@ -161,7 +224,14 @@ def ordered_failures(pairs: list, rel: list, ref: Reference) -> list:
     return out
 
 def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference.CURRENT) -> Verdict:
-    "The assertions and measures of one static case."
+    """The assertions and measures of one static case.
+
+    Args:
+        expect (dict)
+        ctx
+        pinned_seed (set)
+        ref (Reference, default Reference.CURRENT)
+    """
     rel, pin, qs = list(ctx.relevant), set(ctx.pinned), set(ctx.questions)
     relset, union = set(rel), set(rel) | pin
     rb, pf, oq, pp = (expect.get(k) or {} for k in ("relevantBeliefs", "pinnedFacts", "openQuestions", "personaPrelude"))
@@ -192,7 +262,14 @@ def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference
 
 # %% ../../nbs/72_tenure.ipynb #984a9a7b
 def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CURRENT) -> tuple:
-    "(Verdict, noise ids) of one session turn."
+    """(Verdict, noise ids) of one session turn.
+
+    Args:
+        turn (dict)
+        ctx
+        pinned_seed (set)
+        ref (Reference, default Reference.CURRENT)
+    """
     e, n = turn["expect"], turn["turnIndex"]
     rel, pin, qs = set(ctx.relevant), set(ctx.pinned), set(ctx.questions)
     noise = [i for i in (e.get("noiseCheck") or {}).get("mustNotSurface", []) if i in rel | pin]
@@ -218,25 +295,50 @@ def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CUR
     return Verdict([f"turn {n}: {f}" for f in fails] + noise_fails, _ratio(hits, len(rel)), _ratio(hits, len(gold)), unchecked), noise
 
 def drift_score(noise: list, ctx) -> float:
-    "Noise over everything that surfaced (relevant and pinned), 0 when nothing did."
+    """Noise over everything that surfaced (relevant and pinned), 0 when nothing did.
+
+    Args:
+        noise (list)
+        ctx
+    """
     surfaced = len(ctx.relevant) + len(ctx.pinned)
     return len(noise) / surfaced if surfaced else 0.0
 
 # %% ../../nbs/72_tenure.ipynb #dfbafb5b
 def js_round(x: float, digits: int) -> float:
-    "Math.round(x * 10^digits) / 10^digits, as the reference rounds (halves go up)."
+    """Math.round(x * 10^digits) / 10^digits, as the reference rounds (halves go up).
+
+    Args:
+        x (float)
+        digits (int)
+    """
     f = 10 ** digits
     return math.floor(x * f + 0.5) / f
 
 def search_scores(ctx, with_clauses: bool, ref: Reference) -> list:
-    "The entry's searchScores: hits (with their clauses for BM25), then today's relation participants at 0."
+    """The entry's searchScores: hits (with their clauses for BM25), then today's relation participants at 0.
+
+    Args:
+        ctx
+        with_clauses (bool)
+        ref (Reference)
+    """
     out = [{"id": h.id, "score": js_round(h.score, 2),
             **({"clauses": [{**c, "score": js_round(c["score"], 2)} for c in h.clauses] if with_clauses else []}
                if with_clauses or ref is Reference.CURRENT else {})} for h in ctx.hits]
     return out + [{"id": i, "score": 0, "clauses": []} for i in ctx.participants]
 
 def entry(case: dict, ctx, v: Verdict, backend, ref: Reference, ms: float) -> dict:
-    "The report entry of one static case."
+    """The report entry of one static case.
+
+    Args:
+        case (dict)
+        ctx
+        v (Verdict)
+        backend
+        ref (Reference)
+        ms (float)
+    """
     scores = search_scores(ctx, isinstance(backend, BM25Backend), ref)
     e = {"caseId": case["caseId"], **({"category": case.get("category", "")} if ref is Reference.CURRENT else {}),
          "description": case.get("description", ""), "expandedQuery": ctx.expanded_query, "pinnedBeliefs": ctx.pinned,
@@ -248,7 +350,18 @@ def entry(case: dict, ctx, v: Verdict, backend, ref: Reference, ms: float) -> di
 SESSION_CATEGORY = "Session-level noise isolation"
 
 def turn_entry(session: dict, turn: dict, ctx, v: Verdict, noise: list, backend, ref: Reference, ms: float) -> dict:
-    "The report entry of one session turn."
+    """The report entry of one session turn.
+
+    Args:
+        session (dict)
+        turn (dict)
+        ctx
+        v (Verdict)
+        noise (list)
+        backend
+        ref (Reference)
+        ms (float)
+    """
     drift = {"noiseBeliefIds": noise, "driftScore": drift_score(noise, ctx)}
     if ref is Reference.PAPER:
         return {**entry(session, ctx, v, backend, ref, ms), "turnIndex": turn["turnIndex"], "label": turn.get("label", ""), **drift}
@@ -267,12 +380,22 @@ def _mean4(xs) -> float|None:
     return js_round(sum(xs) / len(xs), 4) if xs else None
 
 def pass_type(e: dict) -> str:
-    "How a passing entry passed."
+    """How a passing entry passed.
+
+    Args:
+        e (dict)
+    """
     if e["retrievalPrecision"] is not None and e["retrievalPrecision"] > 0: return "activeRetrieval"
     return "structural" if e["category"] in STRUCTURAL_CATEGORIES else "triviallyEmpty"
 
 def retrieval_summary(entries: list, case_count: int, turn_count: int|None = None) -> dict:
-    "The reference's retrieval summary of one suite's entries."
+    """The reference's retrieval summary of one suite's entries.
+
+    Args:
+        entries (list)
+        case_count (int)
+        turn_count (int | None, default None)
+    """
     ms = sorted(e["retrievalLatencyMs"] for e in entries)
     pct = lambda p: ms[math.ceil(p * len(ms)) - 1] if ms else 0
     passed = [e for e in entries if e["passed"]]
@@ -291,18 +414,41 @@ def retrieval_summary(entries: list, case_count: int, turn_count: int|None = Non
 
 # %% ../../nbs/72_tenure.ipynb #d7d433f4
 def fresh(store: BeliefStore, seed: list) -> set:
-    "Reset the store to the seed; the ids the seed pins for the eval user (excluded from expected sets)."
+    """Reset the store to the seed; the ids the seed pins for the eval user (excluded from expected sets).
+
+    Args:
+        store (BeliefStore)
+        seed (list)
+    """
     store.reset(seed)
     return {b["_id"] for b in seed if b["user_id"] == EVAL_USER and b.get("pinned")}
 
 def timed_context(store, backend, user, scope, message, budget, ref) -> tuple:
-    "(context, milliseconds) of one retrieval."
+    """(context, milliseconds) of one retrieval.
+
+    Args:
+        store
+        backend
+        user
+        scope
+        message
+        budget
+        ref
+    """
     t = time.perf_counter()
     ctx = build_context(store, backend, user, scope, message, budget, EVAL_PERSONAS, ref)
     return ctx, 1000 * (time.perf_counter() - t)
 
 def run_static(store: BeliefStore, backend, cases: list, seed: list, ref: Reference = Reference.CURRENT) -> list:
-    "Report entries of the static cases."
+    """Report entries of the static cases.
+
+    Args:
+        store (BeliefStore)
+        backend
+        cases (list)
+        seed (list)
+        ref (Reference, default Reference.CURRENT)
+    """
     pinned_seed, out = fresh(store, seed), []
     for c in cases:
         ctx, ms = timed_context(store, backend, c.get("userId", EVAL_USER), c["scope"], c["query"], Budget.from_case(c.get("budget")), ref)
@@ -311,7 +457,12 @@ def run_static(store: BeliefStore, backend, cases: list, seed: list, ref: Refere
 
 # %% ../../nbs/72_tenure.ipynb #ad0d3389
 def apply_turn_writes(store: BeliefStore, turn: dict) -> None:
-    "The belief a turn creates and the update it makes, after its retrieval."
+    """The belief a turn creates and the update it makes, after its retrieval.
+
+    Args:
+        store (BeliefStore)
+        turn (dict)
+    """
     if turn.get("createBeliefAtTurn"): store.insert(turn["createBeliefAtTurn"])
     upd = turn.get("updateBeliefAtTurn")
     if not upd: return
@@ -320,7 +471,15 @@ def apply_turn_writes(store: BeliefStore, turn: dict) -> None:
     if upd.get("addAliases"): store.add_aliases(upd["beliefId"], upd["addAliases"])
 
 def run_sessions(store: BeliefStore, backend, sessions: list, seed: list, ref: Reference = Reference.CURRENT) -> list:
-    "Report entries of every session turn, sessions run in order on one evolving store."
+    """Report entries of every session turn, sessions run in order on one evolving store.
+
+    Args:
+        store (BeliefStore)
+        backend
+        sessions (list)
+        seed (list)
+        ref (Reference, default Reference.CURRENT)
+    """
     pinned_seed, out = fresh(store, seed), []
     for s in sessions:
         for t in s["turns"]:
@@ -331,7 +490,12 @@ def run_sessions(store: BeliefStore, backend, sessions: list, seed: list, ref: R
 
 # %% ../../nbs/72_tenure.ipynb #435e0b03
 def suite_queries(fx: FixtureSet, ref: Reference) -> list:
-    "Every text a run of the fixture set searches for: its cases' queries and its turns' messages, cleaned as the search cleans them."
+    """Every text a run of the fixture set searches for: its cases' queries and its turns' messages, cleaned as the search cleans them.
+
+    Args:
+        fx (FixtureSet)
+        ref (Reference)
+    """
     msgs = [c["query"] for c in fx.cases] + [t["userMessage"] for s in fx.sessions for t in s["turns"]]
     return [q for q in (clean_query(m, ref) for m in msgs) if q]
 
@@ -340,7 +504,13 @@ BACKENDS = {"bm25": BM25Backend, "vector": VectorBackend, "vector-threshold": Ve
 REPORT_NAMES = {"bm25": "", "vector": "-vector", "vector-threshold": "-vector-threshold"}
 
 def table_row(name: str, static: list, session: list) -> dict:
-    "The paper's table row for one backend."
+    """The paper's table row for one backend.
+
+    Args:
+        name (str)
+        static (list)
+        session (list)
+    """
     sp, tp = sum(e["passed"] for e in static), sum(e["passed"] for e in session)
     prec = [e["retrievalPrecision"] for e in static if e["retrievalPrecision"] is not None]
     drift_session = session[0]["caseId"] if session else None
@@ -350,7 +520,18 @@ def table_row(name: str, static: list, session: list) -> dict:
 
 @dataclass
 class SuiteRun:
-    "One backend over one fixture set: its table row, its entries, and where the reports went."
+    """One backend over one fixture set: its table row, its entries, and where the reports went.
+
+    Attributes:
+        backend (str)
+        reference (Reference)
+        fixtures (str)
+        row (dict)
+        static (list)
+        session (list)
+        seed_ms (float)
+        reports (list, default dfield(default_factory=list))
+    """
     backend: str
     reference: Reference
     fixtures: str
@@ -366,7 +547,15 @@ class SuiteRun:
                 for e in self.static + self.session for f in e["failures"] if UNKNOWN_KIND in f]
 
 def report_payload(run: SuiteRun, entries: list, case_count: int, seed_count: int, turn_count: int|None = None):
-    "A suite's report in the shape of the reference the run follows."
+    """A suite's report in the shape of the reference the run follows.
+
+    Args:
+        run (SuiteRun)
+        entries (list)
+        case_count (int)
+        seed_count (int)
+        turn_count (int | None, default None)
+    """
     if run.reference is Reference.PAPER: return entries
     ingestion = {"beliefCount": seed_count, "totalMs": js_round(run.seed_ms, 2),
                  "meanPerBeliefMs": js_round(run.seed_ms / seed_count, 2) if seed_count else 0, "perBelief": []}
@@ -374,12 +563,27 @@ def report_payload(run: SuiteRun, entries: list, case_count: int, seed_count: in
             "cases": entries, "ingestion": ingestion}
 
 def write_json(path: Path, data) -> None:
-    "Write atomically, so a reader never sees half a report."
+    """Write atomically, so a reader never sees half a report.
+
+    Args:
+        path (Path)
+        data
+    """
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2)); os.replace(tmp, path)
 
 def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|None = None, reference=None, progress: bool = False) -> SuiteRun:
-    "One backend over a fixture set (default: the paper's, under the paper's rules); reports to out_dir if given; `progress` counts cases on stderr."
+    """One backend over a fixture set (default: the paper's, under the paper's rules); reports to out_dir if given; `progress` counts cases on stderr.
+
+    Args:
+        name (str)
+        db
+        out_dir (default None)
+        embedder (default None)
+        fixtures (FixtureSet | None, default None)
+        reference (default None)
+        progress (bool, default False)
+    """
     if name not in BACKENDS: raise ValueError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}")
     fx = fixtures or packaged_fixtures()
     ref = Reference(reference or (Reference.PAPER if fx.packaged else Reference.CURRENT))
@@ -403,7 +607,12 @@ def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|N
 
 # %% ../../nbs/72_tenure.ipynb #64d02a8b
 def render_table(rows: dict, published: dict = PUBLISHED) -> str:
-    "Our rows beside the published ones, as aligned text."
+    """Our rows beside the published ones, as aligned text.
+
+    Args:
+        rows (dict)
+        published (dict, default PUBLISHED)
+    """
     f = lambda r: (f"{r['static'][0]}/{r['static'][1]}", f"{r['session'][0]}/{r['session'][1]}", f"{r['total'][0]}/{r['total'][1]}",
                    f"{r['mean_precision']}", ", ".join(f"{r['drift'].get(k, '-')}" for k in (9, 10)))
     head = f"{'backend':<18}{'':<11}{'static':>8}{'session':>9}{'total':>8}{'mean precision':>16}{'drift t9, t10':>16}"
@@ -415,7 +624,11 @@ def render_table(rows: dict, published: dict = PUBLISHED) -> str:
 
 # %% ../../nbs/72_tenure.ipynb #242bb951
 def returned_counts(run: SuiteRun) -> tuple:
-    "(passing, failing): the number of relevant beliefs each case or turn of the run returned, split by its outcome."
+    """(passing, failing): the number of relevant beliefs each case or turn of the run returned, split by its outcome.
+
+    Args:
+        run (SuiteRun)
+    """
     n = lambda e: len(e["relevantBeliefs"] if "relevantBeliefs" in e else e["retrievedBeliefIds"])   # a session entry under today's rules
     entries = run.static + run.session
     return [n(e) for e in entries if e["passed"]], [n(e) for e in entries if not e["passed"]]

@@ -11,7 +11,12 @@ from .common import CliError, CliParser
 
 # %% ../../nbs/90_cli.ipynb #e1a2b3c5
 def subcommands(ap, prefix: str = "") -> dict:
-    "Every leaf subcommand's parser, by its full name ('coordinator serve')."
+    """Every leaf subcommand's parser, by its full name ('coordinator serve').
+
+    Args:
+        ap
+        prefix (str, default '')
+    """
     out = {}
     for a in ap._subparsers._group_actions if ap._subparsers else ():
         for name, p in a.choices.items():
@@ -20,13 +25,21 @@ def subcommands(ap, prefix: str = "") -> dict:
     return out
 
 def add_examples(ap) -> None:
-    "Give every leaf subcommand's --help its example."
+    """Give every leaf subcommand's --help its example.
+
+    Args:
+        ap
+    """
     for name, p in subcommands(ap).items():
         p.epilog, p.formatter_class = f"example:\n  {EXAMPLES[name]}", argparse.RawDescriptionHelpFormatter
 
 # %% ../../nbs/90_cli.ipynb #a1c9001d
 def build_parser(commands=None) -> argparse.ArgumentParser:
-    "The `coretex` parser with `commands` added (default: all of `COMMANDS`), each --help ending with its example."
+    """The `coretex` parser with `commands` added (default: all of `COMMANDS`), each --help ending with its example.
+
+    Args:
+        commands (default None)
+    """
     ap = CliParser(prog="coretex", description="Evaluate decentralized AI networks the way their validators do.")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in commands or COMMANDS: add(sub)
@@ -34,7 +47,11 @@ def build_parser(commands=None) -> argparse.ArgumentParser:
     return ap
 
 def dispatch(args) -> int:
-    "Run a parsed command: its exit status, 2 after a CliError's one line, 130 after Ctrl-C."
+    """Run a parsed command: its exit status, 2 after a CliError's one line, 130 after Ctrl-C.
+
+    Args:
+        args
+    """
     try: return args.func(args) or 0
     except CliError as e:
         print(f"coretex {args.command}: error: {e}", file=sys.stderr)
@@ -44,18 +61,27 @@ def dispatch(args) -> int:
         return 130
 
 def main(argv=None) -> int:
-    "Entry point of the `coretex` console command."
+    """Entry point of the `coretex` console command.
+
+    Args:
+        argv (default None)
+    """
     return dispatch(build_parser().parse_args(argv))
 
 # %% ../../nbs/90_cli.ipynb #a1c9001f
 def run_command(add, *argv) -> tuple:
-    "Exit status, stdout and stderr of one subcommand (its `add_` function) run in process, exactly as `main` runs it."
+    """Exit status, stdout and stderr of one subcommand (its `add_` function) run in process, exactly as `main` runs it.
+
+    Args:
+        add
+        *argv
+    """
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err): rc = dispatch(build_parser([add]).parse_args(list(argv)))
     return rc, out.getvalue(), err.getvalue()
 
 # %% ../../nbs/90_cli.ipynb #880881bb
-from . import demo, protocol, evaluate, economy, network, consensus, beliefs, docs
-GROUPS = (demo, protocol, evaluate, economy, network, consensus, beliefs, docs)   # each registers its own subcommands
+from . import demo, protocol, evaluate, economy, network, validator, consensus, beliefs, docs
+GROUPS = (demo, protocol, evaluate, economy, network, validator, consensus, beliefs, docs)   # each registers its own subcommands
 COMMANDS = tuple(add for g in GROUPS for add in g.COMMANDS)
 EXAMPLES = {name: line for g in GROUPS for name, line in g.EXAMPLES.items()}

@@ -11,7 +11,11 @@ from .common import CliError, FIXTURE_FILE_MAX, read_capped, show_progress
 
 # %% ../../nbs/97_cli_beliefs.ipynb #0e2db96e
 def beliefs_fixtures(args) -> tuple:
-    "The fixture set `beliefs eval` runs and the rules it follows: the paper's set and rules, or --fixtures under today's, unless --reference says."
+    """The fixture set `beliefs eval` runs and the rules it follows: the paper's set and rules, or --fixtures under today's, unless --reference says.
+
+    Args:
+        args
+    """
     from pathlib import Path
     from coretex.beliefs.store import Reference
     from coretex.beliefs.tenure import FIXTURE_FILES, load_fixtures, packaged_fixtures, FixtureError
@@ -23,7 +27,13 @@ def beliefs_fixtures(args) -> tuple:
 
 # %% ../../nbs/97_cli_beliefs.ipynb #a1c9005f
 def beliefs_json(run, ref, fx) -> str:
-    "The one JSON object `beliefs eval --json` prints for a suite run."
+    """The one JSON object `beliefs eval --json` prints for a suite run.
+
+    Args:
+        run
+        ref
+        fx
+    """
     return json.dumps({**{k: run.row[k] for k in ("backend", "static", "session", "mean_precision", "drift")}, "reference": ref.value,
                        "fixtures": fx.name, "reports": [str(p) for p in run.reports], "unknownExpectations": run.flagged()}, sort_keys=True)
 

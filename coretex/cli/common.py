@@ -4,10 +4,11 @@
 
 # %% auto #0
 __all__ = ['EPOCH', 'PORT', 'STATE_FILE_MAX', 'KEY_FILE_MAX', 'REPORT_MAX', 'JSONL_MAX', 'JSONL_LINE_MAX', 'CORPUS_MAX',
-           'FIXTURE_FILE_MAX', 'CliError', 'emit', 'hex32', 'optional_hex32', 'epoch_number', 'CliParser',
-           'parse_refusal', 'int_in', 'unit_float', 'url', 'read_capped', 'read_state_file', 'out_dir', 'stream_size',
+           'FIXTURE_FILE_MAX', 'EVENTS_MAX', 'VECTORS_MAX', 'JSON_FILE_MAX', 'CLAIM_MAX', 'CliError', 'emit', 'hex32',
+           'optional_hex32', 'epoch_number', 'CliParser', 'parse_refusal', 'int_in', 'unit_float', 'url',
+           'open_regular', 'read_capped', 'gunzip_capped', 'read_state_file', 'out_dir', 'stream_size',
            'check_corpus_file', 'read_jsonl', 'check_jsonl_size', 'parse_duration', 'open_store', 'stop_on_signal',
-           'show_progress', 'progress_bar', 'bar_log']
+           'show_progress', 'inner_progress', 'progress_bar', 'bar_log']
 
 # %% ../../nbs/91_cli_common.ipynb #f70e7d14
 import argparse, contextlib, io, json, sys
@@ -18,21 +19,41 @@ class CliError(Exception):
     "Bad command-line input: printed as one line, exit status 2."
 
 def emit(obj, out=None):
-    "Print `obj` as one line of JSON."
+    """Print `obj` as one line of JSON.
+
+    Args:
+        obj
+        out (default None)
+    """
     print(json.dumps(obj, separators=(", ", ": ")), file=out or sys.stdout)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90002
 def hex32(s: str, what: str) -> bytes:
-    "32 bytes from a hex argument, or a CliError naming the argument."
+    """32 bytes from a hex argument, or a CliError naming the argument.
+
+    Args:
+        s (str)
+        what (str)
+    """
     try: return from_hex(s, 32, what)
     except HexError as e: raise CliError(str(e)) from None
 
 def optional_hex32(s: str|None, what: str) -> bytes|None:
-    "`hex32` of an optional argument; None when it was not given."
+    """`hex32` of an optional argument; None when it was not given.
+
+    Args:
+        s (str | None)
+        what (str)
+    """
     return hex32(s, what) if s else None
 
 def epoch_number(s: str, what: str = "--epoch-id") -> int:
-    "An epoch id in ASCII decimal digits or 0x hex, or a CliError naming the argument."
+    """An epoch id in ASCII decimal digits or 0x hex, or a CliError naming the argument.
+
+    Args:
+        s (str)
+        what (str, default '--epoch-id')
+    """
     import re
     if not re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F]+", s): raise CliError(f"{what}: not an integer: {s[:40]!r}")
     return int(s, 0)
@@ -46,7 +67,12 @@ def _short(s: str) -> str: return s if len(s) <= 40 else s[:37] + "..."
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90004
 def parse_refusal(parser, argv) -> tuple:
-    "The exit status and message a parser prints when it refuses `argv` (None when it takes them)."
+    """The exit status and message a parser prints when it refuses `argv` (None when it takes them).
+
+    Args:
+        parser
+        argv
+    """
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         try: parser.parse_args(argv)
@@ -54,7 +80,12 @@ def parse_refusal(parser, argv) -> tuple:
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90006
 def int_in(lo: int, hi: int):
-    "An argparse type: an integer of ASCII digits (an optional leading -) in lo..hi."
+    """An argparse type: an integer of ASCII digits (an optional leading -) in lo..hi.
+
+    Args:
+        lo (int)
+        hi (int)
+    """
     import re
     def parse(s: str) -> int:
         if not re.fullmatch(r"-?[0-9]+", s): raise argparse.ArgumentTypeError(f"not an integer: {_short(s)!r}")
@@ -67,7 +98,11 @@ PORT = int_in(0, 65535)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90008
 def unit_float(s: str) -> float:
-    "An argparse type: a finite number in (0, 1]."
+    """An argparse type: a finite number in (0, 1].
+
+    Args:
+        s (str)
+    """
     import math
     try: v = float(s)
     except ValueError: raise argparse.ArgumentTypeError(f"not a number: {_short(s)!r}") from None
@@ -76,7 +111,11 @@ def unit_float(s: str) -> float:
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9000b
 def url(s: str) -> str:
-    "An argparse type: an http(s) URL with a host."
+    """An argparse type: an http(s) URL with a host.
+
+    Args:
+        s (str)
+    """
     from urllib.parse import urlparse
     u = urlparse(s)
     if u.scheme not in ("http", "https") or not u.netloc: raise argparse.ArgumentTypeError(f"not an http(s) URL: {_short(s)!r}")
@@ -89,36 +128,100 @@ REPORT_MAX = 4 * 2**20              # a signed envelope: its parent state's hex 
 JSONL_MAX, JSONL_LINE_MAX = 64 * 2**20, 2**20    # a responses or patch-queue file, and one line of it
 CORPUS_MAX = 4 * 2**30              # a production corpus JSON, on disk and decompressed
 FIXTURE_FILE_MAX = 16 * 2**20       # one file of a beliefs fixture set (the paper's are under 40 KB)
+EVENTS_MAX = 256 * 2**20            # an epoch's registry events, decoded or raw logs (decompressed too)
+VECTORS_MAX = 256 * 2**20           # stored embeddings for `consensus --embeddings` (decompressed too)
+JSON_FILE_MAX = 16 * 2**20          # a weight-setting scenario, a table of sybil scores
+CLAIM_MAX = 2**20                   # a bonus claim: one leaf and its Merkle proof
+
+
+def open_regular(path, what: str = ""):
+    """`path` open for reading (binary) if it is a regular file; a CliError naming the input otherwise, a FIFO or a device refused before it is opened.
+
+    Args:
+        path
+        what (str, default '')
+    """
+    import errno, os, stat
+    label = f"{what} {path}" if what else str(path)
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode): raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(mode): raise CliError(f"{label}: not a regular file (a FIFO or a device is not read)")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)   # a FIFO swapped in since the check: opened without waiting for a writer
+        if not stat.S_ISREG(os.fstat(fd).st_mode): os.close(fd); raise CliError(f"{label}: not a regular file (a FIFO or a device is not read)")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except OSError as e: raise CliError(f"cannot read {label}: {e.strerror}") from None
 
 def read_capped(path, what: str, cap: int) -> bytes:
-    "The bytes of `path`, at most `cap` of them; a CliError naming the input and its cap otherwise."
-    try:
-        with open(path, "rb") as f: data = f.read(cap + 1)
-    except OSError as e: raise CliError(f"cannot read {what} {path}: {e.strerror}") from None
+    """The bytes of regular file `path`, at most `cap` of them; a CliError naming the input and its cap otherwise.
+
+    Args:
+        path
+        what (str)
+        cap (int)
+    """
+    with open_regular(path, what) as f: data = f.read(cap + 1)
     if len(data) > cap: raise CliError(f"{what} {path} is over {cap} bytes")
     return data
 
+def gunzip_capped(data: bytes, what: str, cap: int) -> bytes:
+    """`data` decompressed if it is gzip (by its magic bytes), at most `cap` bytes of it; a CliError naming the input otherwise.
+
+    Args:
+        data (bytes)
+        what (str)
+        cap (int)
+    """
+    import zlib
+    if data[:2] != b"\x1f\x8b": return data
+    try: out = zlib.decompressobj(wbits=31).decompress(data, cap + 1)
+    except zlib.error as e: raise CliError(f"{what}: not gzip ({e})") from None
+    if len(out) > cap: raise CliError(f"{what} decompressed is over {cap} bytes")
+    return out
+
 def read_state_file(path, what: str = "state"):
-    "The cells of a state file, read with a bound; a CliError naming the file otherwise."
+    """The cells of a state file, read with a bound; a CliError naming the file otherwise.
+
+    Args:
+        path
+        what (str, default 'state')
+    """
     from coretex.core.state import parse_state, StateError
     try: return parse_state(read_capped(path, what, STATE_FILE_MAX))
     except StateError as e: raise CliError(f"{what} {path}: {e}") from None
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9000f
 def out_dir(path: str) -> str:
-    "A folder to write into: refused if it exists and is not a folder."
+    """A folder to write into: refused if it exists and is not a folder.
+
+    Args:
+        path (str)
+    """
     import os
     if os.path.exists(path) and not os.path.isdir(path): raise CliError(f"--out {path}: exists and is not a folder")
     return path
 
 def stream_size(f, what: str, cap: int, n: int = 0) -> int:
-    "`n` plus the bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once that passes `cap`."
+    """`n` plus the bytes left in open file `f`, counted in 1 MiB chunks and dropped; a CliError once that passes `cap`.
+
+    Args:
+        f
+        what (str)
+        cap (int)
+        n (int, default 0)
+    """
     while chunk := f.read(2**20):
         if (n := n + len(chunk)) > cap: raise CliError(f"{what} is over {cap} bytes")
     return n
 
 def check_corpus_file(path, cap: int = CORPUS_MAX) -> None:
-    "Refuse a --corpus file that is missing, not a regular file, over `cap` (decompressed too), empty or not a JSON object (before any model loads)."
+    """Refuse a --corpus file that is missing, not a regular file, over `cap` (decompressed too), empty or not a JSON object (before any model loads).
+
+    Args:
+        path
+        cap (int, default CORPUS_MAX)
+    """
     import gzip, os, stat, zlib
     if os.path.isdir(path):   # a packed corpus: opening it checks its header and every file's size (and hash, once)
         from coretex.evaluator.cache import open_corpus
@@ -141,10 +244,15 @@ def check_corpus_file(path, cap: int = CORPUS_MAX) -> None:
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
 def read_jsonl(path, check=None) -> list:
-    "Objects of a strict JSON-lines file, each passed through `check`; a bad or overlong line is a CliError naming it."
+    """Objects of a strict JSON-lines file, each passed through `check`; a bad or overlong line is a CliError naming it.
+
+    Args:
+        path
+        check (default None)
+    """
     out, total = [], 0
-    try:
-        with open(path, "rb") as f:
+    with open_regular(path) as f:
+        try:
             for n, line in enumerate(iter(lambda: f.readline(JSONL_LINE_MAX + 1), b""), 1):
                 if (total := total + len(line)) > JSONL_MAX: raise CliError(f"{path} is over {JSONL_MAX} bytes")
                 if len(line) > JSONL_LINE_MAX: raise CliError(f"{path}:{n}: line over {JSONL_LINE_MAX} bytes")
@@ -155,18 +263,26 @@ def read_jsonl(path, check=None) -> list:
                 if not isinstance(obj, dict): raise CliError(f"{path}:{n}: expected a JSON object")
                 try: out.append(check(obj) if check else obj)
                 except ValueError as e: raise CliError(f"{path}:{n}: {e}") from None
-    except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
+        except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
     return out
 
 def check_jsonl_size(path) -> None:
-    "Refuse a JSON-lines file over JSONL_MAX bytes (streamed, nothing kept) before another reader takes it whole."
-    try:
-        with open(path, "rb") as f: stream_size(f, str(path), JSONL_MAX)
-    except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
+    """Refuse a JSON-lines file over JSONL_MAX bytes (streamed, nothing kept) before another reader takes it whole.
+
+    Args:
+        path
+    """
+    with open_regular(path) as f:
+        try: stream_size(f, str(path), JSONL_MAX)
+        except OSError as e: raise CliError(f"cannot read {path}: {e.strerror}") from None
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90014
 def parse_duration(s: str):
-    "A timedelta from '24h', '90m', '2d' or '3600s'."
+    """A timedelta from '24h', '90m', '2d' or '3600s'.
+
+    Args:
+        s (str)
+    """
     import re
     from datetime import timedelta
     m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,9})?)\s*([smhd])\s*", s or "")
@@ -179,28 +295,61 @@ def parse_duration(s: str):
 
 # %% ../../nbs/91_cli_common.ipynb #3487c10d
 def open_store(args):
-    "The database `--mongodb-uri` names (the embedded server when it names none), or the store's one-line refusal."
+    """The database `--mongodb-uri` names (the embedded server when it names none), or the store's one-line refusal.
+
+    Args:
+        args
+    """
     from coretex.network.store import open_db, StoreError
     try: return open_db(args.mongodb_uri)
     except StoreError as e: raise CliError(str(e)) from None
 
 def stop_on_signal(signum, frame):
-    "SIGTERM / SIGINT end a long-running command like Ctrl-C: its loop returns and the finally blocks stop the worker and the database."
+    """SIGTERM / SIGINT end a long-running command like Ctrl-C: its loop returns and the finally blocks stop the worker and the database.
+
+    Args:
+        signum
+        frame
+    """
     raise SystemExit(128 + signum)
 
 # %% ../../nbs/91_cli_common.ipynb #a1c90017
 def show_progress(args) -> bool:
-    "Whether a long command draws its progress on stderr: on a terminal unless only JSON was asked for, or always with --progress."
+    """Whether a long command draws its progress on stderr: on a terminal unless only JSON was asked for, or always with --progress.
+
+    Args:
+        args
+    """
     return bool(getattr(args, "progress", False) or (sys.stderr.isatty() and not getattr(args, "json", False)))
+
+# %% ../../nbs/91_cli_common.ipynb #409a7c13
+def inner_progress(args) -> bool:
+    """Whether bars nested under a command's own bar are drawn: with its progress, and only on a terminal.
+
+    Args:
+        args
+    """
+    return show_progress(args) and sys.stderr.isatty()
 
 # %% ../../nbs/91_cli_common.ipynb #a1c9001a
 def progress_bar(unit: str, show: bool, total: int|None = None, desc: str|None = None):
-    "A tqdm bar on stderr counting `unit`s, with their rate; drawn only when `show`."
+    """A tqdm bar on stderr counting `unit`s, with their rate; drawn only when `show`.
+
+    Args:
+        unit (str)
+        show (bool)
+        total (int | None, default None)
+        desc (str | None, default None)
+    """
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not show, smoothing=0)
 
 def bar_log(bar):
-    "A log function that prints a line on stdout above `bar`, flushed, as a daemon's log must be."
+    """A log function that prints a line on stdout above `bar`, flushed, as a daemon's log must be.
+
+    Args:
+        bar
+    """
     def log(m):
         bar.write(m, file=sys.stdout); sys.stdout.flush()
     return log

@@ -10,12 +10,17 @@ __all__ = ['COMMANDS', 'EXAMPLES', 'pick_narrator', 'ProgressEmbedder', 'progres
 
 # %% ../../nbs/96_cli_consensus.ipynb #75e63c1f
 import argparse, json, sys
-from .common import (CliError, _no_constant, open_store, out_dir, parse_duration, read_jsonl, show_progress, stop_on_signal,
+from .common import (CliError, JSON_FILE_MAX, JSONL_MAX, VECTORS_MAX, _no_constant, gunzip_capped, open_store, out_dir, parse_duration,
+                                read_capped, read_jsonl, show_progress, stop_on_signal,
                                 unit_float, url)
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90033
 def pick_narrator(args):
-    "The narrator of a consensus result: the named endpoint's model, else the template."
+    """The narrator of a consensus result: the named endpoint's model, else the template.
+
+    Args:
+        args
+    """
     import os
     from coretex.consensus.seed_rules import openai_narrator, template_narrative
     endpoint = args.narrator_url or os.environ.get("CORETEX_NARRATOR_URL")
@@ -25,7 +30,11 @@ def pick_narrator(args):
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90036
 class ProgressEmbedder:
-    "An embedder that draws its batches' progress on stderr while it encodes; the vectors are the wrapped embedder's."
+    """An embedder that draws its batches' progress on stderr while it encodes; the vectors are the wrapped embedder's.
+
+    Args:
+        inner
+    """
     def __init__(self, inner): self.inner = inner
     def encode(self, texts): return self.inner.encode(texts, True)
 
@@ -36,16 +45,27 @@ def progress_embedder() -> ProgressEmbedder:
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90039
 def record_challenge(db, args, rows, result) -> None:
-    "Store a challenge's evaluation, once per challenge id (default: the hash of the responses file)."
+    """Store a challenge's evaluation, once per challenge id (default: the hash of the responses file).
+
+    Args:
+        db
+        args
+        rows
+        result
+    """
     import hashlib
     from coretex.consensus.seed_rules import ConsensusStore
-    cid = args.challenge_id or hashlib.sha256(open(args.responses, "rb").read()).hexdigest()[:16]
+    cid = args.challenge_id or hashlib.sha256(read_capped(args.responses, "responses", JSONL_MAX)).hexdigest()[:16]
     store = ConsensusStore(db)
     if not store.has_challenge(cid): store.record(cid, args.prompt or "", rows, result)
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c9003b
 def render_consensus(r) -> str:
-    "The text `coretex consensus` prints for a result: theta, one row per miner, Sybil groups, the heatmap and the narrative."
+    """The text `coretex consensus` prints for a result: theta, one row per miner, Sybil groups, the heatmap and the narrative.
+
+    Args:
+        r
+    """
     lines = [f"theta {r.theta:.4f}  threshold {r.threshold}  consensus {'yes' if r.consensus else 'no'}"
              + ("  (single response)" if r.single_response else "")]
     reason = {o["miner"]: o["reason"] for o in r.out_of_consensus}
@@ -59,7 +79,11 @@ def render_consensus(r) -> str:
 
 # %% ../../nbs/96_cli_consensus.ipynb #c10c7d35
 def add_rule_set_option(p) -> None:
-    "The --reference option of the consensus commands: which rule set to follow."
+    """The --reference option of the consensus commands: which rule set to follow.
+
+    Args:
+        p
+    """
     p.add_argument("--reference", default="seed", choices=("seed", "loosh-1.2.8"),
                    help="rule set: the seed document's (default) or the Loosh validator's release 1.2.8")
 
@@ -98,13 +122,22 @@ def add_consensus(sub):
 
 # %% ../../nbs/96_cli_consensus.ipynb #c157a997
 def vector_table(path: str):
-    "The stored vectors of --embeddings, or a CliError naming the file."
+    """The stored vectors of --embeddings (a regular file, under VECTORS_MAX also decompressed), or a CliError naming the file.
+
+    Args:
+        path (str)
+    """
     from coretex.consensus.loosh import load_vector_table
+    gunzip_capped(read_capped(path, "--embeddings", VECTORS_MAX), f"--embeddings {path}", VECTORS_MAX)   # checked before the loader reads it whole
     try: return load_vector_table(path)
     except ValueError as e: raise CliError(f"--embeddings {path}: {e}") from None
 
 def render_rule_set(r) -> str:
-    "The text `coretex consensus --reference loosh-1.2.8` prints: theta, one row per miner, the sybil groups."
+    """The text `coretex consensus --reference loosh-1.2.8` prints: theta, one row per miner, the sybil groups.
+
+    Args:
+        r
+    """
     lines = [f"theta {r.theta:.4f}  mu {r.mu:.4f}  sigma {r.sigma:.4f}  consensus {'yes' if r.consensus_achieved else 'no'}  ({r.path})",
              f"\n{'miner':<16}{'status':<8}{'quality':>8}{'score':>8}{'emission':>10}"]
     for m, e in r.emissions.items():
@@ -114,7 +147,11 @@ def render_rule_set(r) -> str:
     return "\n".join(lines + (["\nsybil groups: " + "; ".join(groups)] if groups else []))
 
 def cmd_consensus_rules(args):
-    "coretex consensus under --reference, or on --embeddings: the rule set's evaluation, stored like the seed's."
+    """coretex consensus under --reference, or on --embeddings: the rule set's evaluation, stored like the seed's.
+
+    Args:
+        args
+    """
     from coretex.consensus.seed_rules import check_response
     from coretex.consensus.loosh import SEED_RULES, rule_set, model_embedder, evaluate_responses, check_response_128, EmbeddingMissing, ResponseError
     from coretex.network.store import data_dir
@@ -136,7 +173,14 @@ def cmd_consensus_rules(args):
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90040
 def render_weights(weights: dict, evaluations: int, since: str, alpha: float) -> str:
-    "The text `coretex weights` prints: the window, then one line per miner, heaviest first."
+    """The text `coretex weights` prints: the window, then one line per miner, heaviest first.
+
+    Args:
+        weights (dict)
+        evaluations (int)
+        since (str)
+        alpha (float)
+    """
     if not weights:
         return f"no weights: {evaluations} evaluation(s) in the last {since}" + (", every EMA is zero (round skipped)" if evaluations else "")
     return "\n".join([f"{evaluations} evaluation(s) in the last {since}, alpha {alpha}"]
@@ -168,21 +212,32 @@ def add_weights(sub):
 
 # %% ../../nbs/96_cli_consensus.ipynb #c1d4b90e
 def read_json_file(path: str, option: str):
-    "The JSON in a file an option names, or a CliError naming both."
-    try:
-        with open(path, "rb") as f: return json.loads(f.read(), parse_constant=_no_constant)
-    except OSError as e: raise CliError(f"{option} {path}: cannot read ({e.strerror})") from None
+    """The JSON in a regular file an option names (at most JSON_FILE_MAX bytes), or a CliError naming both.
+
+    Args:
+        path (str)
+        option (str)
+    """
+    try: return json.loads(read_capped(path, option, JSON_FILE_MAX), parse_constant=_no_constant)
     except (ValueError, RecursionError) as e: raise CliError(f"{option} {path}: not JSON ({str(e)[:80]})") from None
 
 def sybil_scores_file(path: str) -> dict:
-    "The {hotkey: score in [0, 1]} of --sybil-scores."
+    """The {hotkey: score in [0, 1]} of --sybil-scores.
+
+    Args:
+        path (str)
+    """
     d = read_json_file(path, "--sybil-scores")
     if not isinstance(d, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in d.values()):
         raise CliError(f"--sybil-scores {path}: expected an object of hotkey: score in [0, 1]")
     return {str(k): float(v) for k, v in d.items()}
 
 def cmd_weights_rules(args):
-    "coretex weights under --reference: from the store, or a replayed --scenario."
+    """coretex weights under --reference: from the store, or a replayed --scenario.
+
+    Args:
+        args
+    """
     from dataclasses import asdict, replace
     from datetime import datetime, timezone
     from coretex.consensus.seed_rules import ConsensusStore
@@ -207,7 +262,13 @@ def cmd_weights_rules(args):
 
 # %% ../../nbs/96_cli_consensus.ipynb #c1cfc2c6
 def rule_set_weigh(rules, db, args):
-    "The service's weight rule: None (the seed document's EMA weights) or 1.2.8's, with sybil scores from --sybil-scores or the store."
+    """The service's weight rule: None (the seed document's EMA weights) or 1.2.8's, with sybil scores from --sybil-scores or the store.
+
+    Args:
+        rules
+        db
+        args
+    """
     if rules.name == "seed": return None
     from datetime import timedelta
     from coretex.consensus.loosh import store_weights_128, sybil_scores_from_records

@@ -8,12 +8,17 @@ __all__ = ['COMMANDS', 'EXAMPLES', 'option_value', 'parse_mix', 'parse_grid', 's
 
 # %% ../../nbs/98_cli_demo.ipynb #f22cecb7
 import os
-from .common import CliError, check_corpus_file, emit, int_in, out_dir, show_progress
+from .common import CliError, check_corpus_file, emit, inner_progress, int_in, out_dir, show_progress
+from ..economy.difficulty import MIN_IMPROVEMENT_PPM
 from .evaluate import check_reranker, evaluation_errors
 
 # %% ../../nbs/98_cli_demo.ipynb #aca8b40d
 def option_value(s: str):
-    "A configuration value typed on the command line: an integer, a number, true/false/none, else the text."
+    """A configuration value typed on the command line: an integer, a number, true/false/none, else the text.
+
+    Args:
+        s (str)
+    """
     low = s.strip().lower()
     if low in ("true", "false"): return low == "true"
     if low == "none": return None
@@ -23,12 +28,20 @@ def option_value(s: str):
     return s.strip()
 
 def parse_mix(text: str) -> tuple:
-    "`honest=6,random=12,hillclimb=6` as ((kind, proposals per epoch), ...), or a CliError."
+    """`honest=6,random=12,hillclimb=6` as ((kind, proposals per epoch), ...), or a CliError.
+
+    Args:
+        text (str)
+    """
     try: return tuple((k.strip(), int(n)) for k, n in (part.split("=") for part in text.split(",")))
     except ValueError: raise CliError(f"--mix {text!r}: write kind=count,... (e.g. honest=6,random=12,hillclimb=6)") from None
 
 def parse_grid(items: list) -> dict:
-    "`name=v1,v2 ...` as {name: [v1, v2]} over SimConfig's fields, or a CliError naming the bad one."
+    """`name=v1,v2 ...` as {name: [v1, v2]} over SimConfig's fields, or a CliError naming the bad one.
+
+    Args:
+        items (list)
+    """
     from dataclasses import fields
     from coretex.simulate import SimConfig
     names, grid = {f.name for f in fields(SimConfig)} - {"seed", "mix", "strategies", "families"}, {}
@@ -41,7 +54,11 @@ def parse_grid(items: list) -> dict:
     return grid
 
 def sim_config(args):
-    "The SimConfig of the command line, or a CliError naming the bad option."
+    """The SimConfig of the command line, or a CliError naming the bad option.
+
+    Args:
+        args
+    """
     from coretex.simulate import SimConfig, SimError
     kw = {k: getattr(args, k) for k in ("epochs", "miners", "seed", "target_advances", "start_threshold_ppm", "population", "growth",
                                        "base_persons", "major_delta_threshold", "ramp_up_max_ratio", "decay_ratio",
@@ -54,7 +71,11 @@ def sim_config(args):
     except SimError as e: raise CliError(str(e)) from None
 
 def run_spec(args):
-    "The RunSpec of the command line (corpus, reranker, mode, calibration), checked before any model loads."
+    """The RunSpec of the command line (corpus, reranker, mode, calibration), checked before any model loads.
+
+    Args:
+        args
+    """
     from coretex.simulate import RunSpec, SimError
     if args.corpus and not args.corpus.startswith("generated:"): check_corpus_file(args.corpus)
     check_reranker(args.reranker)
@@ -63,11 +84,20 @@ def run_spec(args):
     except SimError as e: raise CliError(str(e)) from None
 
 def single_run(args, cfg, spec, out):
-    "One seed in --out itself (trajectory.jsonl, trajectory.png): the summary printed."
+    """One seed in --out itself (trajectory.jsonl, trajectory.png): the summary printed.
+
+    Args:
+        args
+        cfg
+        spec
+        out
+    """
     from coretex.simulate import SimError, Trajectory, simulate, draw_run, evaluator_for, run_metrics
     try:
         if args.resume: Trajectory(out, cfg).resume()   # refused here, before the corpus and the models load
-        run = simulate(evaluator_for(spec), cfg, out, progress=show_progress(args), resume=args.resume)
+        ev = evaluator_for(spec)
+        ev.progress = inner_progress(args)   # each pack's bar under the epochs bar: only on a terminal
+        run = simulate(ev, cfg, out, progress=show_progress(args), resume=args.resume)
     except SimError as e: raise CliError(f"--resume: {e}") from None
     draw_run(run.records, f"{out}/trajectory.png")
     last, totals, m = run.records[-1], {}, run_metrics(run.records, cfg)
@@ -87,7 +117,14 @@ def single_run(args, cfg, spec, out):
     print(f"trajectory {summary['trajectory']}, figure {summary['figure']}")
 
 def many_seeds(args, cfg, spec, out):
-    "Seeds --seed .. --seed + --seeds - 1 in out/seed-NNNN, one by one or on Ray: the metrics table printed."
+    """Seeds --seed .. --seed + --seeds - 1 in out/seed-NNNN, one by one or on Ray: the metrics table printed.
+
+    Args:
+        args
+        cfg
+        spec
+        out
+    """
     from coretex.simulate import run_seeds
     s = run_seeds(cfg, list(range(args.seed, args.seed + (args.seeds or 1))), out, spec, args.workers, args.address, show_progress(args))
     if args.json: return emit({k: s[k] for k in ("seeds", "per_seed", "aggregate")})
@@ -95,7 +132,14 @@ def many_seeds(args, cfg, spec, out):
     print(f"run folder {out}: run.json, summary.json, table.md" + (", calibration.json" if spec.mode == "in-loop" else "") + ", seed-NNNN/")
 
 def cmd_sweep(args, cfg, spec, out):
-    "Every point of --grid over the seeds (out/sweep/<point>/seed-NNNN): one row per point."
+    """Every point of --grid over the seeds (out/sweep/<point>/seed-NNNN): one row per point.
+
+    Args:
+        args
+        cfg
+        spec
+        out
+    """
     from coretex.simulate import sweep
     rows = sweep(cfg, parse_grid(args.grid or []), list(range(args.seed, args.seed + (args.seeds or 1))), out, spec, args.workers,
                  args.address, show_progress(args))
@@ -137,7 +181,7 @@ def add_simulate(sub):
     p.add_argument("--base-persons", type=int_in(1, 10**6), help="persons active at the start (default: all)")
     p.add_argument("--major-delta-threshold", type=int_in(1, 10**6), help="hidden queries a published delta needs (default 10)")
     p.add_argument("--target-advances", type=float, help="the controller's target advances per epoch (default 1)")
-    p.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), help="the first epoch's threshold (default 750)")
+    p.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), help=f"the first epoch's threshold (default {MIN_IMPROVEMENT_PPM}, as coordinator finalize)")
     p.add_argument("--ramp-up-max-ratio", type=float, help="the controller's largest ramp (default 1.5)")
     p.add_argument("--decay-ratio", type=float, help="the controller's decay when idle under pressure (default 0.85)")
     p.add_argument("--quality-high-multiple", type=float, help="quality attempts counted as many, x target (default 4)")

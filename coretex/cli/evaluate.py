@@ -15,7 +15,12 @@ from .common import (CliError, check_corpus_file, check_jsonl_size, emit, epoch_
 
 # %% ../../nbs/93_cli_evaluate.ipynb #a1c90026
 def make_evaluator(args, bundle: bytes|None):
-    "The Evaluator `evaluate` scores with: --corpus, --reranker and the seeds' bundleHash, with progress per pack."
+    """The Evaluator `evaluate` scores with: --corpus, --reranker and the seeds' bundleHash, with progress per pack.
+
+    Args:
+        args
+        bundle (bytes | None)
+    """
     from coretex.evaluator.cache import open_corpus
     from coretex.evaluator.evaluate import Evaluator, embedded_corpus
     from coretex.evaluator.rerank import make_reranker
@@ -25,14 +30,23 @@ def make_evaluator(args, bundle: bytes|None):
 
 # %% ../../nbs/93_cli_evaluate.ipynb #a1c90028
 def print_refusal(e, as_json: bool) -> int:
-    "Print a refused patch's code and reason (the report's shape under --json); exit status 1."
+    """Print a refused patch's code and reason (the report's shape under --json); exit status 1.
+
+    Args:
+        e
+        as_json (bool)
+    """
     if as_json: emit({"outcome": "REJECT", "code": e.code, "reason": e.reason, "gate": None, "confirm": None, "reranker": None})
     else: print(f"patch refused: {e.code}: {e.reason}")
     return 1
 
 # %% ../../nbs/93_cli_evaluate.ipynb #a1c9002a
 def check_reranker(spec: str) -> None:
-    "The --reranker option checked before anything loads: a one-line CliError when its model folder is unusable."
+    """The --reranker option checked before anything loads: a one-line CliError when its model folder is unusable.
+
+    Args:
+        spec (str)
+    """
     from coretex.evaluator.rerank import check_reranker_spec, RerankerUnavailable
     try: check_reranker_spec(spec)
     except RerankerUnavailable as e: raise CliError(f"--reranker {e}") from None
@@ -57,7 +71,12 @@ def cmd_evaluate(args):
 
 # %% ../../nbs/93_cli_evaluate.ipynb #a1c9002b
 def evaluator_options(p, corpus_where: str = "") -> None:
-    "--corpus, --reranker and --bundle-hash: the Evaluator's inputs, the same for one patch and for a queue."
+    """--corpus, --reranker and --bundle-hash: the Evaluator's inputs, the same for one patch and for a queue.
+
+    Args:
+        p
+        corpus_where (str, default '')
+    """
     p.add_argument("--corpus", help=f"production-corpus JSON(.gz) or a packed corpus folder{corpus_where} (default: the embedded corpus)")
     p.add_argument("--reranker", default="embedded", help="embedded | token-overlap | qwen | a Qwen3 reranker directory")
     p.add_argument("--bundle-hash", metavar="HEX", help="bundleHash for the seeds (default: the pinned launch manifest's)")
@@ -84,7 +103,11 @@ def add_evaluate(sub):
 
 # %% ../../nbs/93_cli_evaluate.ipynb #c836c4f7
 def cmd_evaluate_batch(args):
-    "A queue of patches (PATCHES.jsonl, schema in 35b_batch), evaluated on Ray: one JSON line per patch, in input order."
+    """A queue of patches (PATCHES.jsonl, schema in 35b_batch), evaluated on Ray: one JSON line per patch, in input order.
+
+    Args:
+        args
+    """
     from coretex.evaluator.batch import BatchError, EvaluatorSpec, read_jobs, evaluate_sequential, evaluate_on_ray, ray_module
     bundle, show = optional_hex32(args.bundle_hash, "--bundle-hash"), show_progress(args)
     try:
@@ -108,7 +131,11 @@ def add_evaluate_batch(sub):
 
 # %% ../../nbs/93_cli_evaluate.ipynb #83121c29
 def cmd_corpus_pack(args):
-    "Pack a production-format corpus (stored embeddings) into a new folder of memory-mapped arrays; one summary line."
+    """Pack a production-format corpus (stored embeddings) into a new folder of memory-mapped arrays; one summary line.
+
+    Args:
+        args
+    """
     import os
     from coretex.evaluator.cache import open_corpus, pack_corpus
     from coretex.evaluator.corpus import CorpusError

@@ -4,14 +4,17 @@
 
 # %% auto #0
 __all__ = ['SHUTDOWN_GRACE', 'COMMANDS', 'EXAMPLES', 'counting_jobs', 'cmd_coordinator_work', 'open_epoch',
-           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'cmd_coordinator_finalize', 'add_coordinator_finalize',
-           'coordinator_options', 'add_coordinator_serve', 'add_coordinator_work', 'add_coordinator_reveal',
-           'add_coordinator', 'read_envelope', 'replay_parent', 'cmd_replay', 'add_replay']
+           'cmd_coordinator_serve', 'cmd_coordinator_reveal', 'finalized_summary', 'render_finalized',
+           'registry_options', 'registry_of', 'publish_finalized', 'cmd_coordinator_finalize',
+           'add_coordinator_finalize', 'address', 'coordinator_options', 'add_coordinator_serve',
+           'add_coordinator_work', 'add_coordinator_reveal', 'add_coordinator', 'read_envelope', 'replay_parent',
+           'cmd_replay', 'add_replay']
 
 # %% ../../nbs/95_cli_network.ipynb #81071e41
 import json, sys
+from ..network.receipt import BOTCOIN_MINING_V4
 from ..core.keccak import HexError, from_hex, to_hex
-from .common import (CliError, EPOCH, KEY_FILE_MAX, PORT, REPORT_MAX, bar_log, emit, hex32, int_in, open_store, progress_bar,
+from .common import (CliError, EPOCH, KEY_FILE_MAX, PORT, REPORT_MAX, bar_log, emit, hex32, inner_progress, int_in, open_store, progress_bar,
                                 read_capped, read_state_file, show_progress, stop_on_signal, url)
 
 # %% ../../nbs/95_cli_network.ipynb #d9267826
@@ -31,11 +34,17 @@ def _coordinator(args, progress: bool = False):
     try: chain = Chain.connect(args.rpc)
     except ChainError as e: raise CliError(f"--rpc: {e}") from None
     db, close = open_store(args)
-    return Coordinator(db, chain, Evaluator(progress=progress), signer, confirmations=args.confirmations), close
+    return Coordinator(db, chain, Evaluator(progress=progress), signer, confirmations=args.confirmations, contract=args.mining_contract,
+                       screener_cap=args.screener_cap), close
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004b
 def counting_jobs(coord, bar):
-    "`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome."
+    """`coord`, its `process` advancing `bar` by one per job processed, whatever the outcome.
+
+    Args:
+        coord
+        bar
+    """
     process = coord.process
     def counted(job_id):
         try: return process(job_id)
@@ -46,14 +55,21 @@ def counting_jobs(coord, bar):
 def cmd_coordinator_work(args):
     from coretex.network.coordinator import work
     show = show_progress(args)
-    coord, close = _coordinator(args, progress=show)
+    coord, close = _coordinator(args, progress=inner_progress(args))   # each pack's bar only on a terminal
     try:
         with progress_bar("job", show, desc="jobs") as bar: work(counting_jobs(coord, bar), log=bar_log(bar), once=args.once, term=args.lease)
     finally: close()
 
 # %% ../../nbs/95_cli_network.ipynb #a1c9004e
 def open_epoch(coord, epoch: int, parent, say) -> None:
-    "Open `epoch` with a fresh random secret if it is new; a CliError if it is closed."
+    """Open `epoch` with a fresh random secret if it is new; a CliError if it is closed.
+
+    Args:
+        coord
+        epoch (int)
+        parent
+        say
+    """
     import os
     ep = coord.store.epoch(epoch)
     if ep is not None and not ep.open:
@@ -64,7 +80,8 @@ SHUTDOWN_GRACE = 120.0   # seconds serve waits on SIGTERM for the job in hand
 
 def cmd_coordinator_serve(args):
     import signal, threading
-    from coretex.network.http import make_app, HttpIntake, RateLimiter
+    from coretex.network.http import make_app, HttpIntake, RateLimiter, RequestBudget
+    from coretex.network.miner_api import MinerApi, miner_routes
     from coretex.network.coordinator import work
     from coretex.core.state import GENESIS
     parent = read_state_file(args.state, "--state") if args.state else GENESIS
@@ -73,7 +90,10 @@ def cmd_coordinator_serve(args):
     stop, say, worker = threading.Event(), lambda m: print(m, flush=True), None
     try:
         open_epoch(coord, args.epoch, parent, say)
-        try: http = HttpIntake(make_app(coord, RateLimiter(args.rate)), args.host, args.port)
+        app = make_app(coord, limiter := RateLimiter(args.rate))
+        miner_routes(app, MinerApi(coord, args.epoch, limiter, submit_wait=args.submit_wait))   # the network's /coretex/* routes beside /v1
+        try: http = HttpIntake(app, args.host, args.port,
+                             budget=RequestBudget(args.requests, 2 * args.requests), trusted_proxies=args.trusted_proxy)
         except OSError as e: raise CliError(f"cannot listen on {args.host}:{args.port}: {e.strerror}") from None
         worker = threading.Thread(target=work, args=(coord, stop), kwargs={"log": say, "term": args.lease}, daemon=True)
         worker.start()
@@ -98,12 +118,87 @@ def cmd_coordinator_reveal(args):
         emit({"epochId": args.epoch, "epochSecret": to_hex(revealed[0]), "commitment": revealed[1]})
     finally: close()
 
+# %% ../../nbs/95_cli_network.ipynb #22a9d747
+from ..economy.difficulty import MIN_IMPROVEMENT_PPM
+
+def finalized_summary(rec) -> dict:
+    """A finalized epoch as `coordinator finalize --json` prints it (big integers as decimal text).
+
+    Args:
+        rec
+    """
+    return {k: getattr(rec, k) for k in ("epoch", "new_state_root", "patch_set_root", "threshold_ppm", "next_threshold_ppm", "difficulty_reason",
+                                         "merkle_root", "fund_epoch_calldata")} | {"advances": len(rec.advances), "leaves": len(rec.leaves), "total_bonus": str(rec.total_bonus)}
+
+def render_finalized(rec, published: dict|None = None) -> str:
+    """A finalized epoch (and where it was published) as lines for a reader.
+
+    Args:
+        rec
+        published (dict | None, default None)
+    """
+    lines = [f"epoch {rec.epoch} finalized: {len(rec.advances)} advance(s), new state root {rec.new_state_root}",
+             f"threshold {rec.threshold_ppm} ppm; next epoch {rec.next_threshold_ppm} ppm ({rec.difficulty_reason})",
+             f"merge bonus: {len(rec.leaves)} leaf(s), {rec.total_bonus} BOTCOIN base units, Merkle root {rec.merkle_root}",
+             f"fundEpoch calldata {rec.fund_epoch_calldata}"]
+    if published: lines.append(f"on registry {published['registry']}: {published['on_chain_advances']} advance(s) ({published['advances']} sent now), finalized, funded")
+    return "\n".join(lines)
+
+def registry_options(c) -> None:
+    """The options that publish a finalized epoch to a registry contract.
+
+    Args:
+        c
+    """
+    c.add_argument("--registry", metavar="ADDR", help="also publish the epoch to this registry contract: its advances, finalization and funding")
+    c.add_argument("--rpc", type=url, help="with --registry: JSON-RPC URL of its chain (default: $CORETEX_RPC_URL)")
+
+def registry_of(args):
+    """The RegistryContract --registry names on the --rpc chain (None without --registry); a CliError for bad input.
+
+    Args:
+        args
+    """
+    if not args.registry: return None
+    import os
+    from coretex.network.chain import Chain, ChainError, ENV_RPC
+    from coretex.network.registry import RegistryContract
+    try: from_hex(args.registry, 20, "--registry")
+    except HexError as e: raise CliError(str(e)) from None
+    rpc = args.rpc or os.environ.get(ENV_RPC)
+    if not rpc: raise CliError(f"--registry needs --rpc (or ${ENV_RPC}): the chain the contract is on")
+    try: return RegistryContract(Chain.connect(rpc), args.registry)
+    except ChainError as e: raise CliError(f"--rpc: {e}") from None
+
+def publish_finalized(store, registry, epoch: int) -> dict|None:
+    """The finalized epoch published to `registry` (None without one, or after one line saying why it was not).
+
+    Args:
+        store
+        registry
+        epoch (int)
+    """
+    if registry is None: return None
+    from coretex.network.chain import ChainError
+    from coretex.network.finalize import FinalizeError, coordinator_pins, publish_epoch, receipt_pins
+    from coretex.network.registry import RegistryError
+    try:
+        pins = receipt_pins(store, epoch)
+        if pins is None:
+            from coretex.evaluator.evaluate import Evaluator
+            pins = coordinator_pins(Evaluator(), store.epoch(epoch))   # an epoch without receipts: the pins they would sign
+        return publish_epoch(store, registry, epoch, pins)
+    except (FinalizeError, RegistryError, ChainError) as e:
+        print(f"coretex coordinator: epoch {epoch} finalized but not published: {e}", file=sys.stderr)
+        return None
+
+
 # %% ../../nbs/95_cli_network.ipynb #85830f19
 def cmd_coordinator_finalize(args):
     from coretex.network.coordinator import CoordinatorStore
     from coretex.network.finalize import EconomyPolicy, FinalizeError
     policy = EconomyPolicy(args.start_threshold_ppm, args.target_advances, args.reward, args.multiplier_bps)
-    signer = _signer(args)
+    signer, registry = _signer(args), registry_of(args)
     db, close = open_store(args)
     try:
         store = CoordinatorStore(db, signer)
@@ -111,37 +206,65 @@ def cmd_coordinator_finalize(args):
         try: rec = store.finalize_epoch(args.epoch, policy)
         except (FinalizeError, ValueError) as e:
             print(f"coretex coordinator: epoch {args.epoch} not finalized: {e}", file=sys.stderr); return 1
+        published = publish_finalized(store, registry, args.epoch)
     finally: close()
-    emit({k: getattr(rec, k) for k in ("epoch", "new_state_root", "patch_set_root", "threshold_ppm", "next_threshold_ppm", "difficulty_reason",
-                                       "merkle_root", "fund_epoch_calldata")} | {"advances": len(rec.advances), "leaves": len(rec.leaves), "total_bonus": str(rec.total_bonus)})
+    if args.json: emit(finalized_summary(rec) | ({"published": published} if published else {}))
+    else: print(render_finalized(rec, published))
+    return 0 if registry is None or published else 1
 
 def add_coordinator_finalize(csub):
     c = csub.add_parser("finalize", help="close an epoch through the reducer and record its next threshold, bonus leaves and fundEpoch calldata")
     coordinator_options(c, chain=False)
-    c.add_argument("--epoch", type=EPOCH, required=True)
+    c.add_argument("--epoch", type=EPOCH, required=True, help="the epoch to close (it must exist in the store)")
     c.add_argument("--reward", type=int_in(0, 2**256 - 1), default=0, help="the epoch's reward in BOTCOIN base units, split pro rata to work units")
     c.add_argument("--multiplier-bps", type=int_in(10_000, 10**6), default=10_000, help="merge multiplier (10000 = 1x: no bonus)")
     c.add_argument("--target-advances", type=int_in(0, 10**6), default=1, help="advances per epoch the difficulty controller aims for")
-    c.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=500, help="threshold of an epoch with no finalized predecessor")
+    c.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=MIN_IMPROVEMENT_PPM,
+                   help=f"threshold of an epoch with no finalized predecessor (default {MIN_IMPROVEMENT_PPM}, the protocol's floor)")
+    registry_options(c)
+    c.add_argument("--json", action="store_true", help="print the record as one JSON object instead of lines")
     c.set_defaults(func=cmd_coordinator_finalize)
+
+# %% ../../nbs/95_cli_network.ipynb #7ce9351e
+def address(s: str) -> str:
+    """An argparse type: a 20-byte hex address with 0x.
+
+    Args:
+        s (str)
+    """
+    import argparse, re
+    if not re.fullmatch(r"0x[0-9a-fA-F]{40}", s): raise argparse.ArgumentTypeError(f"not a 0x-prefixed 20-byte hex address: {s[:44]!r}")
+    return s
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90052
 def coordinator_options(c, chain: bool) -> None:
-    "The database and key options of every coordinator subcommand, and the chain's where it reads blocks."
-    c.add_argument("--mongodb-uri")
+    """The database and key options of every coordinator subcommand, and the chain's where it reads blocks.
+
+    Args:
+        c
+        chain (bool)
+    """
+    c.add_argument("--mongodb-uri", help="the coordinator's MongoDB (default: $CORETEX_MONGODB_URI, else an embedded server in the data folder)")
     c.add_argument("--key-file", help="signing key file (default: $CORETEX_SIGNING_KEY, else one in the data folder)")
     if chain:
         c.add_argument("--rpc", type=url, help="JSON-RPC URL (default: $CORETEX_RPC_URL, else an in-process chain)")
-        c.add_argument("--confirmations", type=int_in(0, 1000), default=2)
+        c.add_argument("--confirmations", type=int_in(0, 1000), default=2, help="blocks on top of a target block before its hash is drawn (default 2)")
         c.add_argument("--lease", type=int_in(1, 3600), default=10, metavar="SECONDS",
                        help="how long a job stays leased to a worker that stops renewing it (default 10)")
+        c.add_argument("--mining-contract", type=address, default=BOTCOIN_MINING_V4.verifying_contract, metavar="ADDRESS",
+                       help="the mining contract receipts are signed for, on the --rpc chain (default: the launch deployment's address)")
+        c.add_argument("--screener-cap", type=int_in(0, 10**6), default=50, help="screener receipts signed per miner per epoch (default 50)")
 
 def add_coordinator_serve(csub):
     c = csub.add_parser("serve", help="serve the HTTP intake and evaluate jobs")
     coordinator_options(c, chain=True)
-    c.add_argument("--host", default="127.0.0.1"); c.add_argument("--port", type=PORT, default=8750, help="0-65535; 0 picks a free port")
-    c.add_argument("--epoch", type=EPOCH, default=1); c.add_argument("--state", help="parent state of a new epoch")
+    c.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"); c.add_argument("--port", type=PORT, default=8750, help="0-65535; 0 picks a free port")
+    c.add_argument("--epoch", type=EPOCH, default=1, help="the epoch to serve, opened if new (default 1)"); c.add_argument("--state", help="parent state of a new epoch")
     c.add_argument("--rate", type=int_in(1, 10**6), default=10, help="counted submissions per minute per client address")
+    c.add_argument("--submit-wait", type=int_in(0, 3600), default=90, metavar="SECONDS",
+                   help="how long POST /coretex/submit waits for its evaluation before answering EvalPending (default 90)")
+    c.add_argument("--requests", type=int_in(1, 10**6), default=50, help="requests of any kind per second per client address (twice as many at once)")
+    c.add_argument("--trusted-proxy", action="append", metavar="ADDR", help="a reverse proxy in front (an address or a network; repeatable): the client is then the last address it adds to X-Forwarded-For")
     c.set_defaults(func=cmd_coordinator_serve)
 
 def add_coordinator_work(csub):
@@ -154,7 +277,7 @@ def add_coordinator_work(csub):
 def add_coordinator_reveal(csub):
     c = csub.add_parser("reveal", help="close an epoch and print its secret")
     coordinator_options(c, chain=False)
-    c.add_argument("--epoch", type=EPOCH, required=True)
+    c.add_argument("--epoch", type=EPOCH, required=True, help="the epoch to close")
     c.set_defaults(func=cmd_coordinator_reveal)
 
 def add_coordinator(sub):
@@ -164,7 +287,11 @@ def add_coordinator(sub):
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90055
 def read_envelope(path) -> dict:
-    "A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError."
+    """A signed receipt envelope read from `path` (at most REPORT_MAX bytes): a JSON object with an artifact and a transaction, or a CliError.
+
+    Args:
+        path
+    """
     try: env = json.loads(read_capped(path, "report", REPORT_MAX))
     except (ValueError, RecursionError) as e: raise CliError(f"cannot read report {path}: {str(e)[:120]}") from None
     if not isinstance(env, dict) or not isinstance(env.get("artifact"), dict) or not isinstance(env.get("transaction"), dict):
@@ -173,7 +300,12 @@ def read_envelope(path) -> dict:
 
 # %% ../../nbs/95_cli_network.ipynb #a1c90058
 def replay_parent(env: dict, state_path=None):
-    "The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise."
+    """The parent state to rescore on: --state (read with its bound), else the envelope's parentState; a CliError asking for --state otherwise.
+
+    Args:
+        env (dict)
+        state_path (default None)
+    """
     from coretex.core.state import words_from_bytes
     if state_path: return read_state_file(state_path, "--state")
     try: return words_from_bytes(from_hex(env.get("parentState", ""), 32768, "parentState"))
@@ -210,6 +342,6 @@ EXAMPLES = {  # each subcommand's one-line example, printed at the end of its --
     'coordinator serve': 'coretex coordinator serve --port 8750 --rpc https://base.example/rpc --key-file coordinator.key',
     'coordinator work': 'coretex coordinator work --once --mongodb-uri mongodb://127.0.0.1:27017/',
     'coordinator reveal': 'coretex coordinator reveal --epoch 1 --key-file coordinator.key',
-    'coordinator finalize': 'coretex coordinator finalize --epoch 1 --key-file coordinator.key --reward 1000000000000000000 --multiplier-bps 12500',
+    'coordinator finalize': 'coretex coordinator finalize --epoch 1 --key-file coordinator.key --reward 1000000000000000000 --multiplier-bps 12500 --registry 0x<registry> --rpc http://127.0.0.1:8545',
     'replay': 'coretex replay envelope.json --rpc https://base.example/rpc --epoch-secret 0x...',
 }

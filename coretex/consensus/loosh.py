@@ -46,7 +46,33 @@ _UNIT = lambda cls, skip=(): [f.name for f in fields(cls) if f.type in ("float",
 # %% ../../nbs/62_loosh.ipynb #fd81286a
 @dataclass(frozen=True)
 class QualityRules:
-    "1.2.8's semantic quality scorer and filter (`EvaluationQualityScorer`, `ConsensusConfig` as `evaluate_responses` sets it)."
+    """1.2.8's semantic quality scorer and filter (`EvaluationQualityScorer`, `ConsensusConfig` as `evaluate_responses` sets it).
+
+    Attributes:
+        threshold (float, default 0.35): quality below this leaves before consensus
+        min_prompt_relevance (float, default 0.2): prompt cosine below this zeroes the quality
+        w_relevance (float, default 0.4): composite weights as 1.2.8 passes them (they sum to 1.2)
+        w_coherence (float, default 0.2)
+        w_coverage (float, default 0.2): 1.2.8 reuses the density slot's weight
+        w_complexity (float, default 0.2): 1.2.8 reuses the specificity slot's weight
+        w_density (float, default 0.2)
+        w_specificity (float, default 0.2)
+        min_sentence_words (int, default 3)
+        coverage_threshold (float, default 0.45): a prompt part is covered at this cosine
+        break_threshold (float, default 0.25): adjacent-sentence cosine below this is a topic break
+        local_weight (float, default 0.6)
+        global_weight (float, default 0.4)
+        doc_blend (float, default 0.4): relevance = doc, sentence and coverage blended
+        sentence_blend (float, default 0.4)
+        coverage_blend (float, default 0.2)
+        complexity_relevance_gate (float, default 0.4)
+        complexity_coherence_gate (float, default 0.3)
+        target_steps (int, default 4)
+        step_scale (float, default 2.0)
+        step_distance (float, default 0.7): agglomerative (Euclidean) threshold between reasoning steps
+        step_weight (float, default 0.6)
+        novelty_weight (float, default 0.4)
+    """
     threshold: float = 0.35                # quality below this leaves before consensus
     min_prompt_relevance: float = 0.20     # prompt cosine below this zeroes the quality
     w_relevance: float = 0.40              # composite weights as 1.2.8 passes them (they sum to 1.2)
@@ -77,7 +103,22 @@ class QualityRules:
 
 @dataclass(frozen=True)
 class SybilRules:
-    "1.2.8's sybil-detector parameters (`internal_config.py`, calibrated for MPNet)."
+    """1.2.8's sybil-detector parameters (`internal_config.py`, calibrated for MPNet).
+
+    Attributes:
+        min_high (float, default 0.8): floor of the adaptive high threshold
+        min_very_high (float, default 0.88)
+        high_percentile (float, default 99.9)
+        very_high_percentile (float, default 99.99)
+        min_response_length (int, default 50): characters; shorter responses are never compared
+        min_group_size (int, default 2)
+        min_internal (float, default 0.9): every pair inside a group is at least this similar
+        fusion_semantic (float, default 0.92)
+        fusion_lexical (float, default 0.85)
+        fusion_structure (float, default 0.8)
+        trajectory_threshold (float, default 0.85)
+        trajectory_clusters (int, default 5)
+    """
     min_high: float = 0.80                 # floor of the adaptive high threshold
     min_very_high: float = 0.88
     high_percentile: float = 99.9
@@ -99,7 +140,23 @@ class SybilRules:
 
 @dataclass(frozen=True)
 class WeightRules:
-    "How a validator turns stored emissions into chain weights."
+    """How a validator turns stored emissions into chain weights.
+
+    Attributes:
+        interval_s (int, default 4320): seconds between weight settings
+        alpha (float, default 0.3): EMA smoothing
+        lookback_h (float, default 24.0)
+        freshness_h (float | None, default 3.0): miners without a success this recent get 0 (None: no gate)
+        freshness_degraded_h (float, default 24.0)
+        degraded_blocks (int, default 4000): blocks since the last update that make the mode DEGRADED
+        emergency_blocks (int, default 4500)
+        penalty_threshold (float | None, default 0.1): sybil scores below this are never penalised (None: no penalty)
+        hard_penalty_score (float, default 0.6): scores at or above this are always penalised
+        penalty_max (float, default 1.0)
+        min_retention (float, default 0.2): a penalised miner keeps at least this share of its EMA
+        max_penalized_fraction (float, default 0.33): soft penalties go to at most this share of serving miners
+        max_miner_stake (float, default 999.0): without a validator list, nodes with this stake are validators
+    """
     interval_s: int = 4320                 # seconds between weight settings
     alpha: float = 0.3                     # EMA smoothing
     lookback_h: float = 24.0
@@ -124,9 +181,31 @@ class WeightRules:
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET = "sentence-transformers/all-mpnet-base-v2"
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RuleSet:
-    "A named set of consensus and weight-setting rules, checked once."
+    """A named set of consensus and weight-setting rules, checked once.
+
+    Attributes:
+        name (str)
+        model (str): the embedder the rules were calibrated for
+        fallback_model (str | None): used when the model cannot be loaded
+        quality (QualityRules | None): None: no semantic quality step (the seed document's length filter instead)
+        sybil (SybilRules | None): None: the seed document's cosine >= 0.95 groups
+        weights (WeightRules)
+        consensus_threshold (float, default 0.7)
+        lambda_factor (float, default 1.0): theta = mu + lambda x sigma
+        distance_threshold (float, default 0.5): agglomerative clustering on 1 - cosine
+        outlier_quality_delta (float, default 0.15): outliers stay (and inliers go) when their quality beats the inliers' by more
+        diversity_quality (float, default 0.6): only responses of higher quality earn the diversity bonus
+        max_diversity_bonus (float, default 0.15)
+        entity_max_votes (float, default 1.0): an IP or coldkey group counts at most this many votes
+        entity_min_group (int, default 2)
+        consensus_multiplier (float, default 1.2)
+        bonus_max (float, default 0.5): top-score bonus: 1 + bonus_max x tanh(bonus_scale x lead), capped
+        bonus_scale (float, default 0.1)
+        bonus_cap (float, default 1.5)
+    """
+    def __repr__(self): return f"rule_set({self.name!r})"   # a signature that defaults to a rule set names it
     name: str
     model: str                             # the embedder the rules were calibrated for
     fallback_model: str|None               # used when the model cannot be loaded
@@ -159,13 +238,23 @@ SYBIL_128 = LOOSH_128.sybil
 RULE_SETS = {r.name: r for r in (SEED_RULES, LOOSH_128)}
 
 def rule_set(name: str) -> RuleSet:
-    "The rule set called `name` ('seed' or 'loosh-1.2.8')."
+    """The rule set called `name` ('seed' or 'loosh-1.2.8').
+
+    Args:
+        name (str)
+    """
     if name not in RULE_SETS: raise RuleSetError(f"unknown rule set {name!r} (known: {', '.join(RULE_SETS)})")
     return RULE_SETS[name]
 
 # %% ../../nbs/62_loosh.ipynb #f0aa62e0
 def entity_caps(miners: list, where: dict, rules: RuleSet = LOOSH_128) -> dict:
-    "Per-miner vote weight in (0, 1] from `where` = {miner: (ip, coldkey)}: IP groups first, then coldkey groups."
+    """Per-miner vote weight in (0, 1] from `where` = {miner: (ip, coldkey)}: IP groups first, then coldkey groups.
+
+    Args:
+        miners (list)
+        where (dict)
+        rules (RuleSet, default LOOSH_128)
+    """
     caps, by_ip, by_ck = {m: 1.0 for m in miners}, {}, {}
     for m in miners:
         ip = where.get(m, ("", ""))[0]
@@ -186,11 +275,22 @@ def entity_caps(miners: list, where: dict, rules: RuleSet = LOOSH_128) -> dict:
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 def split_sentences(text: str, min_words: int = 3) -> list:
-    "Sentences of at least `min_words` words, split after .!? and white space."
+    """Sentences of at least `min_words` words, split after .!? and white space.
+
+    Args:
+        text (str)
+        min_words (int, default 3)
+    """
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if len(s.split()) >= min_words]
 
 def sigmoid_clamp(x: float, midpoint: float, steepness: float = 8.0) -> float:
-    "Soft clamp of a [0, 1] signal around `midpoint`."
+    """Soft clamp of a [0, 1] signal around `midpoint`.
+
+    Args:
+        x (float)
+        midpoint (float)
+        steepness (float, default 8.0)
+    """
     return 1.0 / (1.0 + math.exp(-steepness * (x - midpoint)))
 
 # %% ../../nbs/62_loosh.ipynb #559d1b11
@@ -199,7 +299,11 @@ _CLAUSE = re.compile(r"(?:,\s*(?:which|who|that|where|when|while|although|becaus
                      r"(?:\b(?:which|who|that)\b\s+(?:\w+\s+){0,3}(?:is|are|was|were|has|have|had)\b)", re.IGNORECASE)
 
 def prompt_parts(prompt: str) -> list:
-    "The semantic parts of a prompt that coverage checks."
+    """The semantic parts of a prompt that coverage checks.
+
+    Args:
+        prompt (str)
+    """
     long = lambda parts: [p.strip() for p in parts if p.strip() and len(p.split()) >= 3]
     questions = [q.strip() + "?" for q in prompt.split("?") if q.strip()]
     if len(questions) >= 2: return [q for q in questions if len(q.split()) >= 3]
@@ -229,16 +333,31 @@ def _cos(a: np.ndarray, b: np.ndarray|None = None) -> np.ndarray:
     return A @ B.T
 
 def sentence_relevance(prompt_vec: np.ndarray, sentence_vecs: np.ndarray) -> float:
-    "Mean prompt cosine of the best half (at least one) of an answer's sentences."
+    """Mean prompt cosine of the best half (at least one) of an answer's sentences.
+
+    Args:
+        prompt_vec (np.ndarray)
+        sentence_vecs (np.ndarray)
+    """
     sims = _cos(prompt_vec.reshape(1, -1), sentence_vecs)[0]
     return float(np.mean(np.sort(sims)[-max(1, len(sims) // 2):]))
 
 def coverage(answer_vecs: np.ndarray, part_vecs: np.ndarray, threshold: float = 0.45) -> float:
-    "Share of prompt parts whose best cosine to any of `answer_vecs` (the answer, then its sentences) reaches threshold."
+    """Share of prompt parts whose best cosine to any of `answer_vecs` (the answer, then its sentences) reaches threshold.
+
+    Args:
+        answer_vecs (np.ndarray)
+        part_vecs (np.ndarray)
+        threshold (float, default 0.45)
+    """
     return float(int(np.sum(_cos(part_vecs, answer_vecs).max(axis=1) >= threshold)) / len(part_vecs))
 
 def heuristic_coherence(text: str) -> float:
-    "1.2.8's coherence for answers of fewer than two sentences: sentence length and count."
+    """1.2.8's coherence for answers of fewer than two sentences: sentence length and count.
+
+    Args:
+        text (str)
+    """
     sents = [s.strip() for s in re.split(r"[.!?]+", text) if s.strip()]
     if not sents: return 0.0
     mean_len = sum(len(s.split()) for s in sents) / len(sents)
@@ -246,7 +365,12 @@ def heuristic_coherence(text: str) -> float:
     return max(0.0, min(1.0, score))
 
 def chain_coherence(sentence_vecs: np.ndarray, q: QualityRules) -> float:
-    "Local (adjacent) and global (centroid) sentence coherence, penalised for topic breaks."
+    """Local (adjacent) and global (centroid) sentence coherence, penalised for topic breaks.
+
+    Args:
+        sentence_vecs (np.ndarray)
+        q (QualityRules)
+    """
     local = [float(_cos(sentence_vecs[i:i + 1], sentence_vecs[i + 1:i + 2])[0, 0]) for i in range(len(sentence_vecs) - 1)]
     centroid = np.mean(sentence_vecs, axis=0, keepdims=True)
     norm = np.linalg.norm(centroid)
@@ -266,7 +390,16 @@ _MARKERS = sorted({"because", "since", "therefore", "thus", "hence", "consequent
 _MARKER_RE = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in _MARKERS) + r")\b", re.IGNORECASE)
 
 def complexity(text: str, sentences: list, sentence_vecs: np.ndarray|None, relevance: float, coherence: float, q: QualityRules) -> float:
-    "Reasoning complexity from semantic steps and novelty, gated by relevance and coherence."
+    """Reasoning complexity from semantic steps and novelty, gated by relevance and coherence.
+
+    Args:
+        text (str)
+        sentences (list)
+        sentence_vecs (np.ndarray | None)
+        relevance (float)
+        coherence (float)
+        q (QualityRules)
+    """
     if relevance < q.complexity_relevance_gate or coherence < q.complexity_coherence_gate: return 0.0
     if len(sentences) < 2:
         markers = len(_MARKER_RE.findall(text.lower()))
@@ -286,12 +419,20 @@ _FILLER = {"the", "a", "an", "and", "or", "but", "in", "on", "at", "to", "for", 
            "considerations", "aspects", "factors", "elements", "components", "matters", "issues"}
 
 def density(text: str) -> float:
-    "Share of words longer than three letters that are not filler."
+    """Share of words longer than three letters that are not filler.
+
+    Args:
+        text (str)
+    """
     words = text.lower().split()
     return len([w for w in words if len(w) > 3 and w not in _FILLER]) / len(words) if words else 0.0
 
 def specificity(text: str) -> float:
-    "Numbers, mid-sentence capitals, long words and colons/semicolons, in [0, 1]."
+    """Numbers, mid-sentence capitals, long words and colons/semicolons, in [0, 1].
+
+    Args:
+        text (str)
+    """
     capitals = sum(1 for s in re.split(r"[.!?]+", text) for w in s.split()[1:] if w and w[0].isupper())
     words = text.split()
     score = (0.3 if re.search(r"\d+", text) else 0.0) + (min(0.3, capitals * 0.1) if capitals else 0.0)
@@ -301,7 +442,17 @@ def specificity(text: str) -> float:
 # %% ../../nbs/62_loosh.ipynb #4643aa9e
 @dataclass(frozen=True)
 class Quality:
-    "One response's quality signals and composite (before the prompt-relevance gate)."
+    """One response's quality signals and composite (before the prompt-relevance gate).
+
+    Attributes:
+        relevance (float)
+        coherence (float)
+        coverage (float)
+        complexity (float)
+        density (float)
+        specificity (float)
+        composite (float)
+    """
     relevance: float
     coherence: float
     coverage: float
@@ -312,7 +463,17 @@ class Quality:
 
 def response_quality(text: str, vec: np.ndarray, sentences: list, sentence_vecs: np.ndarray|None,
                      prompt_vec: np.ndarray, part_vecs: np.ndarray|None, q: QualityRules) -> Quality:
-    "1.2.8's quality signals and composite for one response."
+    """1.2.8's quality signals and composite for one response.
+
+    Args:
+        text (str)
+        vec (np.ndarray)
+        sentences (list)
+        sentence_vecs (np.ndarray | None)
+        prompt_vec (np.ndarray)
+        part_vecs (np.ndarray | None)
+        q (QualityRules)
+    """
     full = float(_cos(prompt_vec.reshape(1, -1), vec.reshape(1, -1))[0, 0])
     several = sentence_vecs is not None and len(sentences) >= 2
     sent = sentence_relevance(prompt_vec, sentence_vecs) if several else full
@@ -327,11 +488,25 @@ def response_quality(text: str, vec: np.ndarray, sentences: list, sentence_vecs:
     return Quality(rel, coh, cov, cx, den, spec, float(np.clip(composite, 0.0, 1.0)))
 
 def prompt_cosines(prompt_vec: np.ndarray, E: np.ndarray) -> np.ndarray:
-    "Cosine of each response to the prompt (float32, as 1.2.8's gate sees it)."
+    """Cosine of each response to the prompt (float32, as 1.2.8's gate sees it).
+
+    Args:
+        prompt_vec (np.ndarray)
+        E (np.ndarray)
+    """
     return _cos(np.asarray([prompt_vec]), E)[0]
 
 def score_quality(texts: list, E: np.ndarray, prompt: str, prompt_vec: np.ndarray, embed, q: QualityRules) -> tuple:
-    "(gated quality array, [Quality]) for responses `texts` with embeddings E; sentences embedded in one batch."
+    """(gated quality array, [Quality]) for responses `texts` with embeddings E; sentences embedded in one batch.
+
+    Args:
+        texts (list)
+        E (np.ndarray)
+        prompt (str)
+        prompt_vec (np.ndarray)
+        embed
+        q (QualityRules)
+    """
     parts = prompt_parts(prompt)
     part_vecs = np.asarray(embed(parts)) if parts else None
     sents = [split_sentences(t, q.min_sentence_words) for t in texts]
@@ -346,7 +521,13 @@ def score_quality(texts: list, E: np.ndarray, prompt: str, prompt_vec: np.ndarra
 
 # %% ../../nbs/62_loosh.ipynb #d3d0a47a
 def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> tuple:
-    "(indices kept, LOF outlier flags, decision) of 1.2.8's quality-aware outlier step over rows of E."
+    """(indices kept, LOF outlier flags, decision) of 1.2.8's quality-aware outlier step over rows of E.
+
+    Args:
+        E (np.ndarray)
+        quality (np.ndarray)
+        delta (float, default 0.15)
+    """
     import warnings
     from sklearn.neighbors import LocalOutlierFactor
     n = len(E)
@@ -361,7 +542,13 @@ def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> t
 
 # %% ../../nbs/62_loosh.ipynb #37010826
 def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) -> tuple:
-    "(indices kept, cluster labels, entity-weighted counts per label, dominant label) over similarity matrix S."
+    """(indices kept, cluster labels, entity-weighted counts per label, dominant label) over similarity matrix S.
+
+    Args:
+        S (np.ndarray)
+        caps (np.ndarray)
+        threshold (float, default 0.5)
+    """
     from sklearn.cluster import AgglomerativeClustering
     labels = AgglomerativeClustering(n_clusters=None, distance_threshold=threshold, metric="precomputed",
                                      linkage="average").fit_predict(1 - S)
@@ -371,7 +558,14 @@ def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) ->
 
 # %% ../../nbs/62_loosh.ipynb #e8eccb2d
 def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: float = 1.0) -> tuple:
-    "(theta, mu, sigma) from the quality- and entity-weighted pair cosines of the survivors' matrix S."
+    """(theta, mu, sigma) from the quality- and entity-weighted pair cosines of the survivors' matrix S.
+
+    Args:
+        S (np.ndarray)
+        quality (np.ndarray)
+        caps (np.ndarray)
+        lam (float, default 1.0)
+    """
     if len(S) < 2: return 0.0, 0.0, 0.0
     i, j = np.triu_indices(len(S), k=1)
     w = (np.outer(quality, quality) * np.outer(caps, caps))[i, j]
@@ -382,16 +576,33 @@ def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: fl
 
 # %% ../../nbs/62_loosh.ipynb #4800b1b5
 def polarity_agreement(polarities: list) -> float|None:
-    "Share of the largest polarity camp among the survivors' labels (None without labels)."
+    """Share of the largest polarity camp among the survivors' labels (None without labels).
+
+    Args:
+        polarities (list)
+    """
     return max(polarities.count(p) for p in set(polarities)) / len(polarities) if polarities else None
 
 def polarity_consensus(theta: float, agreement: float|None, rules: RuleSet = LOOSH_128, camp_share: float = 0.8) -> bool:
-    "1.2.8's consensus with polarities: theta above the threshold, or one camp above `camp_share`."
+    """1.2.8's consensus with polarities: theta above the threshold, or one camp above `camp_share`.
+
+    Args:
+        theta (float)
+        agreement (float | None)
+        rules (RuleSet, default LOOSH_128)
+        camp_share (float, default 0.8)
+    """
     return bool(theta > rules.consensus_threshold or (agreement and agreement > camp_share))
 
 # %% ../../nbs/62_loosh.ipynb #27d5bb79
 def diversity_bonus(S: np.ndarray, quality: np.ndarray, rules: RuleSet = LOOSH_128) -> list:
-    "Bonus of each survivor (rows of the survivors' matrix S) for being a good answer unlike the others."
+    """Bonus of each survivor (rows of the survivors' matrix S) for being a good answer unlike the others.
+
+    Args:
+        S (np.ndarray)
+        quality (np.ndarray)
+        rules (RuleSet, default LOOSH_128)
+    """
     if len(S) < 2: return [0.0] * len(S)
     out = []
     for i in range(len(S)):
@@ -402,7 +613,14 @@ def diversity_bonus(S: np.ndarray, quality: np.ndarray, rules: RuleSet = LOOSH_1
     return out
 
 def survivor_scores(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, bonus: list) -> list:
-    "0-1 scores of the survivors: peer alignment, quality, confidence (1.0), membership and diversity, times the cap."
+    """0-1 scores of the survivors: peer alignment, quality, confidence (1.0), membership and diversity, times the cap.
+
+    Args:
+        S (np.ndarray)
+        quality (np.ndarray)
+        caps (np.ndarray)
+        bonus (list)
+    """
     out = []
     for i in range(len(S)):
         others = np.concatenate([np.arange(0, i), np.arange(i + 1, len(S))])
@@ -412,14 +630,27 @@ def survivor_scores(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, bonus:
     return out
 
 def outsider_score(vec: np.ndarray, survivors_E: np.ndarray, words: int, most_words: int, cap: float) -> float:
-    "0-1 score of a valid response that did not survive the filters."
+    """0-1 score of a valid response that did not survive the filters.
+
+    Args:
+        vec (np.ndarray)
+        survivors_E (np.ndarray)
+        words (int)
+        most_words (int)
+        cap (float)
+    """
     align = np.mean(_cos(vec.reshape(1, -1), survivors_E)[0])
     confidence = np.float64(1.0) * 0.15        # 1.2.8's confidences are a float64 array of ones; float32 + float64 -> float64 here
     return float((align * 0.30 + (words / most_words * 0.25 if most_words > 0 else 0.0) + confidence) * cap)
 
 # %% ../../nbs/62_loosh.ipynb #3b049479
 def top_bonus(scores: dict, rules: RuleSet = LOOSH_128) -> tuple:
-    "(top-scoring miner or None, multiplier) from scores in insertion order (the first on ties)."
+    """(top-scoring miner or None, multiplier) from scores in insertion order (the first on ties).
+
+    Args:
+        scores (dict)
+        rules (RuleSet, default LOOSH_128)
+    """
     if len(scores) < 2: return None, 1.0
     ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
     lead = ranked[0][1] - ranked[1][1]
@@ -428,7 +659,17 @@ def top_bonus(scores: dict, rules: RuleSet = LOOSH_128) -> tuple:
 
 def emissions_128(miners: list, times: list, theta: float, members: set, top: str|None, multiplier: float,
                   rules: RuleSet = LOOSH_128) -> dict:
-    "1.2.8's emissions: speed share x theta, x the consensus multiplier for members, x the bonus for the top scorer."
+    """1.2.8's emissions: speed share x theta, x the consensus multiplier for members, x the bonus for the top scorer.
+
+    Args:
+        miners (list)
+        times (list)
+        theta (float)
+        members (set)
+        top (str | None)
+        multiplier (float)
+        rules (RuleSet, default LOOSH_128)
+    """
     total = sum(times)
     out = {}
     for m, t in zip(miners, times):
@@ -440,17 +681,32 @@ def emissions_128(miners: list, times: list, theta: float, members: set, top: st
 
 # %% ../../nbs/62_loosh.ipynb #9b346807
 def length_gate(texts: list, min_length: int = 50) -> np.ndarray:
-    "Which responses are long enough to be compared for sybil patterns."
+    """Which responses are long enough to be compared for sybil patterns.
+
+    Args:
+        texts (list)
+        min_length (int, default 50)
+    """
     return np.array([len(t) >= min_length for t in texts], dtype=bool)
 
 # %% ../../nbs/62_loosh.ipynb #849fc666
 def gated_pairs(S: np.ndarray, gate: np.ndarray) -> list:
-    "Upper-triangle cosines (as Python floats) between responses that pass the length gate, in row order."
+    """Upper-triangle cosines (as Python floats) between responses that pass the length gate, in row order.
+
+    Args:
+        S (np.ndarray)
+        gate (np.ndarray)
+    """
     ok = np.where(gate)[0]
     return [float(S[ok[a], ok[b]]) for a in range(len(ok)) for b in range(a + 1, len(ok))]
 
 def adaptive_thresholds(sims: list, rules) -> tuple:
-    "(high, very high) sybil thresholds from the gated pair cosines `sims`."
+    """(high, very high) sybil thresholds from the gated pair cosines `sims`.
+
+    Args:
+        sims (list)
+        rules
+    """
     if len(sims) < 3: return rules.min_high, rules.min_very_high
     arr = np.array(sims)
     high = max(float(np.percentile(arr, rules.high_percentile)), rules.min_high)
@@ -460,14 +716,28 @@ def adaptive_thresholds(sims: list, rules) -> tuple:
 # %% ../../nbs/62_loosh.ipynb #1151b4ee
 @dataclass(frozen=True)
 class SybilPair:
-    "Two miners whose responses look copied, the similarity that flagged them and the view that saw it."
+    """Two miners whose responses look copied, the similarity that flagged them and the view that saw it.
+
+    Attributes:
+        a (str)
+        b (str)
+        score (float)
+        method (str): semantic | fusion | trajectory
+    """
     a: str
     b: str
     score: float
     method: str            # semantic | fusion | trajectory
 
 def semantic_pairs(S: np.ndarray, miners: list, gate: np.ndarray, threshold: float) -> list:
-    "Gated pairs with cosine >= threshold, highest first."
+    """Gated pairs with cosine >= threshold, highest first.
+
+    Args:
+        S (np.ndarray)
+        miners (list)
+        gate (np.ndarray)
+        threshold (float)
+    """
     n = len(miners)
     pairs = [SybilPair(miners[i], miners[j], float(S[i, j]), "semantic")
              for i in range(n) if gate[i] for j in range(i + 1, n) if gate[j] and S[i, j] >= threshold]
@@ -475,7 +745,11 @@ def semantic_pairs(S: np.ndarray, miners: list, gate: np.ndarray, threshold: flo
 
 # %% ../../nbs/62_loosh.ipynb #ca63f0bf
 def shape_features(text: str) -> np.ndarray:
-    "The seven answer-shape features 1.2.8's structural view compares (float32)."
+    """The seven answer-shape features 1.2.8's structural view compares (float32).
+
+    Args:
+        text (str)
+    """
     sentences = [s.strip() for s in re.split(r"[.!?]+", text) if s.strip()]
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
     mean_words = sum(len(s.split()) for s in sentences) / len(sentences) / 50.0 if sentences else 0.0
@@ -483,13 +757,21 @@ def shape_features(text: str) -> np.ndarray:
                      bool(re.search(r"(?:^|\n)\s*[-•*]\s", text)), "```" in text, len(paragraphs) / 20.0, mean_words], dtype=np.float32)
 
 def shape_similarity(texts: list) -> np.ndarray:
-    "Cosine of the answer-shape features between every two responses."
+    """Cosine of the answer-shape features between every two responses.
+
+    Args:
+        texts (list)
+    """
     F = np.stack([shape_features(t) for t in texts])
     F = F / np.maximum(np.linalg.norm(F, axis=1, keepdims=True), 1e-9)
     return F @ F.T
 
 def tfidf_similarity(texts: list) -> np.ndarray|None:
-    "TF-IDF cosine between every two responses, or None when no vocabulary survives the stop words."
+    """TF-IDF cosine between every two responses, or None when no vocabulary survives the stop words.
+
+    Args:
+        texts (list)
+    """
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.metrics.pairwise import cosine_similarity
     try: X = TfidfVectorizer(max_features=5000, stop_words="english", ngram_range=(1, 2)).fit_transform(texts)
@@ -497,7 +779,15 @@ def tfidf_similarity(texts: list) -> np.ndarray|None:
     return cosine_similarity(X).astype(np.float32)
 
 def fusion_pairs(S: np.ndarray, texts: list, miners: list, gate: np.ndarray, rules) -> list:
-    "Gated pairs where at least two of the semantic, lexical and shape views fire, highest first."
+    """Gated pairs where at least two of the semantic, lexical and shape views fire, highest first.
+
+    Args:
+        S (np.ndarray)
+        texts (list)
+        miners (list)
+        gate (np.ndarray)
+        rules
+    """
     n = len(texts)
     L = tfidf_similarity(texts) if n >= 2 else None
     if L is None: return []
@@ -512,13 +802,26 @@ def fusion_pairs(S: np.ndarray, texts: list, miners: list, gate: np.ndarray, rul
 
 # %% ../../nbs/62_loosh.ipynb #bedd3840
 def fingerprint(sentence_vectors: np.ndarray, k: int) -> np.ndarray:
-    "KMeans centroids of a response's sentence embeddings, ordered by norm."
+    """KMeans centroids of a response's sentence embeddings, ordered by norm.
+
+    Args:
+        sentence_vectors (np.ndarray)
+        k (int)
+    """
     from sklearn.cluster import KMeans
     centroids = KMeans(n_clusters=k, n_init=3, random_state=42).fit(sentence_vectors).cluster_centers_
     return centroids[np.argsort(np.linalg.norm(centroids, axis=1))]
 
 def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) -> list:
-    "Pairs whose sentence-trajectory fingerprints agree (mean centroid cosine >= threshold), highest first."
+    """Pairs whose sentence-trajectory fingerprints agree (mean centroid cosine >= threshold), highest first.
+
+    Args:
+        texts (list)
+        miners (list)
+        gate (np.ndarray)
+        embed
+        rules
+    """
     k = max(2, min(rules.trajectory_clusters, 10))
     prints = []
     for t, ok in zip(texts, gate):
@@ -534,7 +837,11 @@ def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) 
 
 # %% ../../nbs/62_loosh.ipynb #101ae2ea
 def deduplicate_pairs(pairs: list) -> list:
-    "One pair per two miners, the highest score kept (first seen on ties), highest first."
+    """One pair per two miners, the highest score kept (first seen on ties), highest first.
+
+    Args:
+        pairs (list)
+    """
     best = {}
     for p in pairs:
         key = tuple(sorted((p.a, p.b)))
@@ -544,14 +851,28 @@ def deduplicate_pairs(pairs: list) -> list:
 # %% ../../nbs/62_loosh.ipynb #16e7fc64
 @dataclass(frozen=True)
 class SybilGroup:
-    "Miners whose responses are all pairwise near-identical, with the mean, lowest and highest internal cosine."
+    """Miners whose responses are all pairwise near-identical, with the mean, lowest and highest internal cosine.
+
+    Attributes:
+        members (tuple)
+        avg (float)
+        min (float)
+        max (float)
+    """
     members: tuple
     avg: float
     min: float
     max: float
 
 def prune_group(component: list, S: np.ndarray, min_internal: float, min_size: int = 2) -> list:
-    "Drop the weakest-linked member until every pair inside is >= min_internal (or too few remain)."
+    """Drop the weakest-linked member until every pair inside is >= min_internal (or too few remain).
+
+    Args:
+        component (list)
+        S (np.ndarray)
+        min_internal (float)
+        min_size (int, default 2)
+    """
     rest = list(component)
     while len(rest) >= min_size:
         worst, low = None, float("inf")
@@ -563,7 +884,13 @@ def prune_group(component: list, S: np.ndarray, min_internal: float, min_size: i
     return rest
 
 def components(S: np.ndarray, gate: np.ndarray, threshold: float) -> list:
-    "Connected components (breadth first, in index order) of gated responses linked by cosine >= threshold."
+    """Connected components (breadth first, in index order) of gated responses linked by cosine >= threshold.
+
+    Args:
+        S (np.ndarray)
+        gate (np.ndarray)
+        threshold (float)
+    """
     n, seen, out = len(S), set(), []
     near = {i: [j for j in range(n) if j != i and gate[i] and gate[j] and S[min(i, j), max(i, j)] >= threshold] for i in range(n)}
     for start in range(n):
@@ -578,7 +905,15 @@ def components(S: np.ndarray, gate: np.ndarray, threshold: float) -> list:
     return out
 
 def sybil_groups_128(S: np.ndarray, miners: list, gate: np.ndarray, threshold: float, rules) -> list:
-    "1.2.8's strict sybil groups, highest mean internal cosine first."
+    """1.2.8's strict sybil groups, highest mean internal cosine first.
+
+    Args:
+        S (np.ndarray)
+        miners (list)
+        gate (np.ndarray)
+        threshold (float)
+        rules
+    """
     groups = []
     for comp in components(S, gate, threshold):
         if len(comp) < rules.min_group_size: continue
@@ -591,7 +926,15 @@ def sybil_groups_128(S: np.ndarray, miners: list, gate: np.ndarray, threshold: f
 # %% ../../nbs/62_loosh.ipynb #4937f539
 @dataclass(frozen=True)
 class SybilReport:
-    "Everything 1.2.8's sybil detector decides for one set of responses."
+    """Everything 1.2.8's sybil detector decides for one set of responses.
+
+    Attributes:
+        high_threshold (float)
+        very_high_threshold (float)
+        length_gated_out (int)
+        pairs (tuple): SybilPair, highest first
+        groups (tuple): SybilGroup, highest mean first
+    """
     high_threshold: float
     very_high_threshold: float
     length_gated_out: int
@@ -602,11 +945,23 @@ class SybilReport:
     def detection_method(self) -> str: return "+".join(sorted({p.method for p in self.pairs})) or "semantic"
 
 def similarity_matrix(E: np.ndarray) -> np.ndarray:
-    "Cosine similarity of the embeddings' rows, as 1.2.8 computes it (scikit-learn's, in the embeddings' dtype)."
+    """Cosine similarity of the embeddings' rows, as 1.2.8 computes it (scikit-learn's, in the embeddings' dtype).
+
+    Args:
+        E (np.ndarray)
+    """
     return _cos(E)
 
 def detect_sybil_128(S: np.ndarray, texts: list, miners: list, embed, rules: SybilRules = SYBIL_128) -> SybilReport:
-    "1.2.8's sybil detection over responses `texts` of `miners` whose similarity matrix is S."
+    """1.2.8's sybil detection over responses `texts` of `miners` whose similarity matrix is S.
+
+    Args:
+        S (np.ndarray)
+        texts (list)
+        miners (list)
+        embed
+        rules (SybilRules, default SYBIL_128)
+    """
     gate = length_gate(texts, rules.min_response_length)
     high, very = adaptive_thresholds(gated_pairs(S, gate), rules)
     pairs = semantic_pairs(S, miners, gate, high) + fusion_pairs(S, texts, miners, gate, rules)
@@ -616,12 +971,23 @@ def detect_sybil_128(S: np.ndarray, texts: list, miners: list, embed, rules: Syb
 # %% ../../nbs/62_loosh.ipynb #b06e6129
 @dataclass(frozen=True)
 class SybilFindings:
-    "Flagged pairs and groups, as miner names."
+    """Flagged pairs and groups, as miner names.
+
+    Attributes:
+        pairs (list): [(miner, miner)]
+        groups (list): [[miner, ...]]
+    """
     pairs: list          # [(miner, miner)]
     groups: list         # [[miner, ...]]
 
 def sybil_findings_128(texts: list, miners: list, embed) -> SybilFindings:
-    "1.2.8's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`."
+    """1.2.8's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`.
+
+    Args:
+        texts (list)
+        miners (list)
+        embed
+    """
     S = similarity_matrix(np.asarray(embed(list(texts)), dtype=np.float32))
     r = detect_sybil_128(S, list(texts), list(miners), embed)
     return SybilFindings([(p.a, p.b) for p in r.pairs], [list(g.members) for g in r.groups])
@@ -631,7 +997,31 @@ TEST_MODE = "[TEST MODE]"
 
 @dataclass
 class LooshEvaluation:
-    "What 1.2.8's evaluation decides for one challenge, with every intermediate (0-1 score units)."
+    """What 1.2.8's evaluation decides for one challenge, with every intermediate (0-1 score units).
+
+    Attributes:
+        path (str): all_test_mode | single_valid | consensus | empty
+        theta (float)
+        emissions (dict): every miner, test-mode miners at 0.0
+        test_mode (list)
+        mu (float, default 0.0)
+        sigma (float, default 0.0)
+        consensus_achieved (bool, default False)
+        in_consensus (list, default field(default_factory=list))
+        out_of_consensus (list, default field(default_factory=list))
+        scores (dict, default field(default_factory=dict))
+        entity_weights (dict, default field(default_factory=dict))
+        prompt_cosine (dict, default field(default_factory=dict))
+        quality (dict, default field(default_factory=dict))
+        quality_breakdown (dict, default field(default_factory=dict))
+        outlier (dict | None, default None)
+        cluster (dict | None, default None)
+        diversity_bonus (dict, default field(default_factory=dict))
+        top_bonus (dict, default field(default_factory=dict))
+        weighted_score (float | None, default None)
+        sybil (SybilReport | None, default None)
+        single_prompt_cosine (float | None, default None)
+    """
     path: str                         # all_test_mode | single_valid | consensus | empty
     theta: float
     emissions: dict                   # every miner, test-mode miners at 0.0
@@ -674,7 +1064,13 @@ class LooshEvaluation:
 
 # %% ../../nbs/62_loosh.ipynb #978e65c0
 def single_answer(prompt_vec: np.ndarray, vec: np.ndarray, threshold: float = 0.20) -> tuple:
-    "(theta, emission, prompt cosine) of a challenge with one valid answer."
+    """(theta, emission, prompt cosine) of a challenge with one valid answer.
+
+    Args:
+        prompt_vec (np.ndarray)
+        vec (np.ndarray)
+        threshold (float, default 0.2)
+    """
     c = float(_cos(np.asarray([prompt_vec]), vec.reshape(1, -1))[0][0])
     return (1.0, 1.0, c) if c >= threshold else (0.0, 0.0, c)
 
@@ -682,7 +1078,18 @@ def _labelled(miners: list, idx: list) -> list: return [miners[i] for i in idx]
 
 def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_vec: np.ndarray, caps: np.ndarray,
                   embed, rules: RuleSet) -> dict:
-    "1.2.8's ConsensusEngine on the valid responses: quality, outliers, cluster, theta, scores (fields of LooshEvaluation)."
+    """1.2.8's ConsensusEngine on the valid responses: quality, outliers, cluster, theta, scores (fields of LooshEvaluation).
+
+    Args:
+        prompt (str)
+        miners (list)
+        texts (list)
+        E (np.ndarray)
+        prompt_vec (np.ndarray)
+        caps (np.ndarray)
+        embed
+        rules (RuleSet)
+    """
     n, q = len(texts), rules.quality
     quality, breakdown = score_quality(texts, E, prompt, prompt_vec, embed, q)
     r = {"prompt_cosine": dict(zip(miners, map(float, prompt_cosines(prompt_vec, E)))),
@@ -717,7 +1124,14 @@ def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_
 
 # %% ../../nbs/62_loosh.ipynb #b5b425a9
 def evaluate_128(prompt: str, responses: list, embed, rules: RuleSet = LOOSH_128) -> LooshEvaluation:
-    "1.2.8's evaluation of one challenge: responses are dicts with miner, text, response_time_ms, ip, coldkey."
+    """1.2.8's evaluation of one challenge: responses are dicts with miner, text, response_time_ms, ip, coldkey.
+
+    Args:
+        prompt (str)
+        responses (list)
+        embed
+        rules (RuleSet, default LOOSH_128)
+    """
     import sklearn
     # scikit-learn re-validates every argument of its thousands of small calls here; the numbers are the same without
     with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
@@ -751,7 +1165,15 @@ def _evaluate_128(prompt: str, responses: list, embed, rules: RuleSet) -> LooshE
 # %% ../../nbs/62_loosh.ipynb #43151478
 @dataclass(frozen=True)
 class Node:
-    "A registered node as the chain reports it."
+    """A registered node as the chain reports it.
+
+    Attributes:
+        hotkey (str)
+        node_id (int)
+        ip (str)
+        port (int)
+        stake (float)
+    """
     hotkey: str
     node_id: int
     ip: str
@@ -760,7 +1182,14 @@ class Node:
 
 @dataclass(frozen=True)
 class MinerRow:
-    "A row of the validator's miner table: its UID, last successful answer and last update."
+    """A row of the validator's miner table: its UID, last successful answer and last update.
+
+    Attributes:
+        hotkey (str)
+        node_id (int | None)
+        last_success (datetime | None)
+        last_updated (datetime | None)
+    """
     hotkey: str
     node_id: int|None
     last_success: datetime|None
@@ -768,7 +1197,19 @@ class MinerRow:
 
 @dataclass(frozen=True)
 class WeightInputs:
-    "Everything one weight setting reads."
+    """Everything one weight setting reads.
+
+    Attributes:
+        now (datetime)
+        blocks_since_update (int)
+        weights_rate_limit (int)
+        nodes (tuple): Node
+        miners (tuple): MinerRow
+        evaluations (tuple): (created_at, {hotkey or legacy UID string: emission}), any order
+        sybil_scores (dict | None): hotkey -> score from the Challenge API; None = unreachable
+        validators (frozenset | None, default None): hotkeys the validator list reports; None = no list (stake heuristic)
+        self_hotkey (str, default 'validator-self')
+    """
     now: datetime
     blocks_since_update: int
     weights_rate_limit: int
@@ -781,12 +1222,24 @@ class WeightInputs:
 
 # %% ../../nbs/62_loosh.ipynb #eb8a187d
 def operation_mode(blocks_since_update: int, w: WeightRules) -> str:
-    "NORMAL, DEGRADED or EMERGENCY from the blocks since the last weight update."
+    """NORMAL, DEGRADED or EMERGENCY from the blocks since the last weight update.
+
+    Args:
+        blocks_since_update (int)
+        w (WeightRules)
+    """
     return "EMERGENCY" if blocks_since_update >= w.emergency_blocks else "DEGRADED" if blocks_since_update >= w.degraded_blocks else "NORMAL"
 
 # %% ../../nbs/62_loosh.ipynb #137b5164
 def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w: WeightRules) -> tuple:
-    "(serving nodes in chain order, counts of each exclusion)."
+    """(serving nodes in chain order, counts of each exclusion).
+
+    Args:
+        nodes (list)
+        self_hotkey (str)
+        validators (frozenset | None)
+        w (WeightRules)
+    """
     stats = {"total": len(nodes), "self_excluded": 0, "no_endpoint_excluded": 0, "validator_db_excluded": 0, "high_stake_excluded": 0, "included": 0}
     out = []
     for n in nodes:
@@ -800,7 +1253,14 @@ def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w:
 
 # %% ../../nbs/62_loosh.ipynb #7c80fff9
 def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules) -> dict:
-    "Per-hotkey EMA of the emissions stored in the lookback window, in first-seen order."
+    """Per-hotkey EMA of the emissions stored in the lookback window, in first-seen order.
+
+    Args:
+        evaluations (list)
+        miners (list)
+        now (datetime)
+        w (WeightRules)
+    """
     uid_owner, seen_at = {}, {}
     for m in miners:
         if m.node_id is None: continue
@@ -815,14 +1275,28 @@ def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules
 
 # %% ../../nbs/62_loosh.ipynb #9923e76c
 def freshness_gate(ema: dict, last_success: dict, hours: float, now: datetime) -> tuple:
-    "(scores with stale miners at 0, count of stale miners that had a positive EMA)."
+    """(scores with stale miners at 0, count of stale miners that had a positive EMA).
+
+    Args:
+        ema (dict)
+        last_success (dict)
+        hours (float)
+        now (datetime)
+    """
     cutoff = now - timedelta(hours=hours)
     stale = {hk for hk in ema if last_success.get(hk) is None or last_success[hk] < cutoff}
     return {hk: 0.0 if hk in stale else v for hk, v in ema.items()}, sum(1 for hk in stale if ema[hk] > 0)
 
 # %% ../../nbs/62_loosh.ipynb #742b60b6
 def sybil_penalty(ema: dict, sybil: dict, serving_count: int, w: WeightRules) -> tuple:
-    "(penalised scores, number penalised, whether the safety valve spared someone)."
+    """(penalised scores, number penalised, whether the safety valve spared someone).
+
+    Args:
+        ema (dict)
+        sybil (dict)
+        serving_count (int)
+        w (WeightRules)
+    """
     if not sybil: return dict(ema), 0, False
     cands = [(hk, sybil[hk]) for hk in ema if sybil.get(hk, 0.0) >= w.penalty_threshold and ema[hk] > 0]
     hard = [c for c in cands if c[1] >= w.hard_penalty_score]
@@ -837,7 +1311,26 @@ def sybil_penalty(ema: dict, sybil: dict, serving_count: int, w: WeightRules) ->
 # %% ../../nbs/62_loosh.ipynb #ec1f5c81
 @dataclass
 class WeightOutcome:
-    "What one weight setting did."
+    """What one weight setting did.
+
+    Attributes:
+        mode (str)
+        outcome (str): submitted | skipped
+        reason (str, default '')
+        serving (list, default field(default_factory=list))
+        serving_stats (dict, default field(default_factory=dict))
+        ema (dict, default field(default_factory=dict))
+        freshness_hours (float | None, default None)
+        fresh (dict, default field(default_factory=dict))
+        stale_count (int, default 0)
+        sybil_scores_used (dict, default field(default_factory=dict))
+        penalized (dict, default field(default_factory=dict))
+        penalized_count (int, default 0)
+        safety_triggered (bool, default False)
+        penalty_actions (list, default field(default_factory=list))
+        uids (list, default field(default_factory=list))
+        weights (dict, default field(default_factory=dict)): hotkey -> weight, serving order
+    """
     mode: str
     outcome: str                      # submitted | skipped
     reason: str = ""
@@ -856,7 +1349,12 @@ class WeightOutcome:
     weights: dict = field(default_factory=dict)       # hotkey -> weight, serving order
 
 def set_weights_128(x: WeightInputs, rules: RuleSet = LOOSH_128) -> WeightOutcome:
-    "1.2.8's weight setting on the inputs `x`."
+    """1.2.8's weight setting on the inputs `x`.
+
+    Args:
+        x (WeightInputs)
+        rules (RuleSet, default LOOSH_128)
+    """
     w = rules.weights
     mode = operation_mode(x.blocks_since_update, w)
     if x.blocks_since_update < x.weights_rate_limit: return WeightOutcome(mode, "skipped", "rate limit not met")
@@ -889,7 +1387,11 @@ def set_weights_128(x: WeightInputs, rules: RuleSet = LOOSH_128) -> WeightOutcom
 def _ago(now: datetime, hours) -> datetime|None: return None if hours is None else now - timedelta(hours=hours)
 
 def weight_inputs(d: dict) -> WeightInputs:
-    "WeightInputs from a scenario in the reference's weight-vector JSON format."
+    """WeightInputs from a scenario in the reference's weight-vector JSON format.
+
+    Args:
+        d (dict)
+    """
     now = datetime.fromisoformat(d["now"])
     return WeightInputs(now, int(d["blocks_since_update"]), int(d.get("weights_rate_limit", 0)),
                         tuple(Node(n["hotkey"], int(n["node_id"]), str(n.get("ip") or ""), int(n.get("port") or 0), float(n.get("stake") or 0)) for n in d["nodes"]),
@@ -901,14 +1403,26 @@ def weight_inputs(d: dict) -> WeightInputs:
 
 # %% ../../nbs/62_loosh.ipynb #31ee04fb
 def store_weights_128(evaluations: list, now: datetime, sybil_scores: dict, rules: RuleSet = LOOSH_128) -> dict:
-    "Weights (summing to 1; {} when all are zero) from stored evaluations {'timestamp', 'emissions'} under 1.2.8's EMA and penalty."
+    """Weights (summing to 1; {} when all are zero) from stored evaluations {'timestamp', 'emissions'} under 1.2.8's EMA and penalty.
+
+    Args:
+        evaluations (list)
+        now (datetime)
+        sybil_scores (dict)
+        rules (RuleSet, default LOOSH_128)
+    """
     ema = ema_by_hotkey([(e["timestamp"], e["emissions"]) for e in evaluations], [], now, rules.weights)
     scores, _, _ = sybil_penalty(ema, {hk: s for hk, s in sybil_scores.items() if hk in ema}, len(ema), rules.weights)
     total = sum(scores.values())
     return {hk: v / total for hk, v in scores.items()} if total > 0 else {}
 
 def sybil_scores_from_records(evaluations: list, groups: list) -> dict:
-    "Share of each miner's evaluated challenges (stored {'challenge_id', 'emissions'}) where a stored group {'challenge_id', 'miners'} holds it."
+    """Share of each miner's evaluated challenges (stored {'challenge_id', 'emissions'}) where a stored group {'challenge_id', 'miners'} holds it.
+
+    Args:
+        evaluations (list)
+        groups (list)
+    """
     seen, flagged = {}, {}
     for e in evaluations:
         for m in e["emissions"]: seen[m] = seen.get(m, set()) | {e["challenge_id"]}
@@ -922,7 +1436,12 @@ class EmbeddingMissing(ValueError):
     code = "embedding-missing"
 
 class VectorTable:
-    "Stored embeddings by text, as an embed function."
+    """Stored embeddings by text, as an embed function.
+
+    Args:
+        vectors (dict)
+        model (str, default '')
+    """
     def __init__(self, vectors: dict, model: str = ""):
         self.vectors = {t: np.asarray(v, dtype=np.float32) for t, v in vectors.items()}
         self.model = model
@@ -933,7 +1452,11 @@ class VectorTable:
         return np.array([self.vectors[t] for t in texts], dtype=np.float32).reshape(len(texts), dim)
 
 def load_vector_table(path: str) -> VectorTable:
-    "A VectorTable from a JSON(.gz) file {'model', 'vectors': {text: [floats]}}; ValueError naming what is wrong."
+    """A VectorTable from a JSON(.gz) file {'model', 'vectors': {text: [floats]}}; ValueError naming what is wrong.
+
+    Args:
+        path (str)
+    """
     try:
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f: d = json.load(f)
     except (OSError, EOFError) as e: raise ValueError(f"cannot read it ({getattr(e, 'strerror', None) or e})") from None
@@ -945,7 +1468,12 @@ def load_vector_table(path: str) -> VectorTable:
     except (TypeError, ValueError): raise ValueError("every vector must be a list of numbers") from None
 
 def model_embedder(rules: RuleSet, warn=print):
-    "The embed function of the rule set's model: its weights if on disk, else its fallback model (MiniLM, packaged)."
+    """The embed function of the rule set's model: its weights if on disk, else its fallback model (MiniLM, packaged).
+
+    Args:
+        rules (RuleSet)
+        warn (default print)
+    """
     from coretex.toolkit.embeddings import Embedder
     if rules.model != MINILM:
         try:
@@ -961,7 +1489,11 @@ class ResponseError(ValueError):
     code = "response"
 
 def check_response_128(r: dict) -> dict:
-    "`r` if it is a response 1.2.8 can evaluate (text, a finite response time >= 0, string ip / coldkey); ResponseError otherwise."
+    """`r` if it is a response 1.2.8 can evaluate (text, a finite response time >= 0, string ip / coldkey); ResponseError otherwise.
+
+    Args:
+        r (dict)
+    """
     if not isinstance(r.get("miner"), (str, int)) or isinstance(r.get("miner"), bool): raise ResponseError("miner must be a string or an integer")
     if not isinstance(r.get("text"), str): raise ResponseError("text must be a string")
     t = r.get("response_time_ms")
@@ -971,7 +1503,15 @@ def check_response_128(r: dict) -> dict:
     return r | {"miner": str(r["miner"])}
 
 def evaluate_responses(responses: list, prompt: str = "", rules: RuleSet|str = "seed", embed=None, **seed_options):
-    "One challenge under a rule set: a `consensus.ConsensusResult` (seed) or a `LooshEvaluation` (loosh-1.2.8)."
+    """One challenge under a rule set: a `consensus.ConsensusResult` (seed) or a `LooshEvaluation` (loosh-1.2.8).
+
+    Args:
+        responses (list)
+        prompt (str, default '')
+        rules (RuleSet | str, default 'seed')
+        embed (default None)
+        **seed_options
+    """
     rules = rule_set(rules) if isinstance(rules, str) else rules
     if rules.name == SEED_RULES.name:
         from coretex.consensus.seed_rules import evaluate_challenge

@@ -18,7 +18,26 @@ import numpy as np
 # %% ../../nbs/61_seed_rules.ipynb #5fc72ba0
 @dataclass
 class ConsensusConfig:
-    "Every knob of the consensus pipeline; the defaults are the document's."
+    """Every knob of the consensus pipeline; the defaults are the document's.
+
+    Attributes:
+        outliers (bool, default True): LOF outlier removal (needs >= 3 responses)
+        length_filter (bool, default True)
+        quality_sensitivity (float, default 0.3): keep words >= (1 - s) x mean; lower = stricter
+        clustering (bool, default True)
+        distance_threshold (float, default 0.5): agglomerative, on 1 - cosine, average linkage
+        lambda_factor (float, default 1.0): theta = mean + lambda x std; negative = conservative
+        consensus_threshold (float, default 0.7)
+        polarity (bool, default False): also require >= polarity_agreement of non-neutral survivors to agree
+        polarity_agreement (float, default 0.8)
+        weighted_scoring (bool, default True): use given confidences
+        consensus_multiplier (float, default 1.2)
+        bonus_cap (float, default 1.5)
+        bonus_scale (float, default 0.1)
+        sybil_threshold (float, default 0.95)
+        heatmap (bool, default True)
+        max_embed_chars (int, default 4000): texts are cut for the embedder; words are counted on the full text
+    """
     outliers: bool = True                 # LOF outlier removal (needs >= 3 responses)
     length_filter: bool = True
     quality_sensitivity: float = 0.3      # keep words >= (1 - s) x mean; lower = stricter
@@ -47,7 +66,11 @@ def _number(x):
     return x if math.isfinite(x) else None
 
 def clean_responses(responses) -> tuple:
-    "(kept responses with normalised fields, [(miner, reason)] of those that left)."
+    """(kept responses with normalised fields, [(miner, reason)] of those that left).
+
+    Args:
+        responses
+    """
     kept, gone, seen = [], [], set()
     for i, r in enumerate(responses):
         miner = str(r.get("miner", f"response-{i}"))
@@ -71,7 +94,11 @@ _FIELD_TYPES = {"miner": ((str, int), "a string or an integer"), "text": ((str,)
                 "response_time_ms": ((int, float), "a finite number"), "confidence": ((int, float), "a finite number")}
 
 def check_response(r: dict) -> dict:
-    "`r` if each of its fields has a type a response takes (or is missing / null); ResponseError naming the field otherwise."
+    """`r` if each of its fields has a type a response takes (or is missing / null); ResponseError naming the field otherwise.
+
+    Args:
+        r (dict)
+    """
     for k, (types, says) in _FIELD_TYPES.items():
         v = r.get(k)
         if v is not None and (isinstance(v, bool) or not isinstance(v, types) or (isinstance(v, float) and not math.isfinite(v))):
@@ -80,7 +107,12 @@ def check_response(r: dict) -> dict:
 
 # %% ../../nbs/61_seed_rules.ipynb #25549fc6
 def lof_filter(E: np.ndarray, idx: list) -> tuple:
-    "(survivor indices, {index: reason}) after LOF on the rows `idx` of E."
+    """(survivor indices, {index: reason}) after LOF on the rows `idx` of E.
+
+    Args:
+        E (np.ndarray)
+        idx (list)
+    """
     if len(idx) < 3: return idx, {}
     from sklearn.neighbors import LocalOutlierFactor
     lof = LocalOutlierFactor(n_neighbors=min(2, len(idx) - 1), contamination="auto")
@@ -90,7 +122,13 @@ def lof_filter(E: np.ndarray, idx: list) -> tuple:
 
 # %% ../../nbs/61_seed_rules.ipynb #d40ccc32
 def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
-    "(survivor indices, {index: reason}) of the length filter."
+    """(survivor indices, {index: reason}) of the length filter.
+
+    Args:
+        words (list)
+        idx (list)
+        sensitivity (float)
+    """
     if not 0 <= sensitivity <= 1: raise ValueError(f"quality_sensitivity {sensitivity} outside [0, 1]")
     if not idx: return idx, {}
     floor = (1 - sensitivity) * np.mean([words[i] for i in idx])
@@ -98,7 +136,13 @@ def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
 
 # %% ../../nbs/61_seed_rules.ipynb #5f10ac1d
 def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
-    "(survivor indices, {index: reason}) keeping the dominant agglomerative cluster."
+    """(survivor indices, {index: reason}) keeping the dominant agglomerative cluster.
+
+    Args:
+        S (np.ndarray)
+        idx (list)
+        threshold (float)
+    """
     if len(idx) < 2: return idx, {}
     from sklearn.cluster import AgglomerativeClustering
     D = np.clip(1 - S[np.ix_(idx, idx)], 0, None); np.fill_diagonal(D, 0)
@@ -114,7 +158,13 @@ def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
 
 # %% ../../nbs/61_seed_rules.ipynb #d40c872a
 def theta(S: np.ndarray, idx: list, lam: float = 1.0) -> float:
-    "mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2)."
+    """mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2).
+
+    Args:
+        S (np.ndarray)
+        idx (list)
+        lam (float, default 1.0)
+    """
     if len(idx) < 2: return 0.0
     sub = S[np.ix_(idx, idx)]
     pairs = sub[np.triu_indices(len(idx), 1)]
@@ -125,7 +175,11 @@ _NEG = {"no", "nope", "not", "never", "false", "incorrect", "cannot", "can't", "
         "won't", "wasn't", "weren't", "neither", "nor", "wrong"}
 
 def lexical_polarity(text: str) -> str:
-    "affirmative / negative / neutral: the first word if it is a yes or a no, else the balance of cue words."
+    """affirmative / negative / neutral: the first word if it is a yes or a no, else the balance of cue words.
+
+    Args:
+        text (str)
+    """
     words = re.findall(r"[a-z']+", text.lower())
     if not words: return "neutral"
     if words[0] in _AFF: return "affirmative"
@@ -134,13 +188,27 @@ def lexical_polarity(text: str) -> str:
     return "affirmative" if a > n else "negative" if n > a else "neutral"
 
 def polarity_agrees(labels: list, share: float = 0.8) -> bool:
-    "True when at least `share` of the non-neutral labels are the same (vacuously true with none)."
+    """True when at least `share` of the non-neutral labels are the same (vacuously true with none).
+
+    Args:
+        labels (list)
+        share (float, default 0.8)
+    """
     pol = [l for l in labels if l != "neutral"]
     return not pol or max(pol.count("affirmative"), pol.count("negative")) / len(pol) >= share
 
 # %% ../../nbs/61_seed_rules.ipynb #99823e9c
 def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: float, in_consensus: bool) -> float:
-    "The 0-100 composite of response i."
+    """The 0-100 composite of response i.
+
+    Args:
+        i (int)
+        S (np.ndarray)
+        survivors (list)
+        words (list)
+        conf (float)
+        in_consensus (bool)
+    """
     others = [j for j in survivors if j != i]
     align = float(np.mean(S[i, others])) if others else 0.0
     if in_consensus:
@@ -149,11 +217,22 @@ def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: 
 
 # %% ../../nbs/61_seed_rules.ipynb #018ed982
 def top_score_bonus(d: float, scale: float = 0.1, cap: float = 1.5) -> float:
-    "Multiplier for the top scorer whose lead over the second is `d` points."
+    """Multiplier for the top scorer whose lead over the second is `d` points.
+
+    Args:
+        d (float)
+        scale (float, default 0.1)
+        cap (float, default 1.5)
+    """
     return min(cap, 1 + 0.5 * math.tanh(scale * max(0.0, d)))
 
 def base_emissions(times: list, th: float) -> list:
-    "(1 - t_i / sum t) x theta for each response."
+    """(1 - t_i / sum t) x theta for each response.
+
+    Args:
+        times (list)
+        th (float)
+    """
     top = max(times, default=0.0)
     if top <= 0: return [(1 - 1 / len(times)) * th for _ in times]
     shares = [t / top for t in times]                 # in [0, 1]: their sum cannot overflow
@@ -161,7 +240,13 @@ def base_emissions(times: list, th: float) -> list:
 
 # %% ../../nbs/61_seed_rules.ipynb #38d54b0c
 def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
-    "Groups (>= 2 miners) connected by pairwise cosine >= threshold."
+    """Groups (>= 2 miners) connected by pairwise cosine >= threshold.
+
+    Args:
+        S (np.ndarray)
+        miners (list)
+        threshold (float, default 0.95)
+    """
     parent = list(range(len(miners)))
     def find(a):
         while parent[a] != a: parent[a] = parent[parent[a]]; a = parent[a]
@@ -174,7 +259,14 @@ def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
     return sorted((sorted(g) for g in groups.values() if len(g) >= 2), key=lambda g: g[0])
 
 def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response similarity (cosine)") -> str:
-    "Write the similarity heatmap PNG to `path`; returns the path."
+    """Write the similarity heatmap PNG to `path`; returns the path.
+
+    Args:
+        S (np.ndarray)
+        miners (list)
+        path (str)
+        title (str, default 'Response similarity (cosine)')
+    """
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -195,7 +287,11 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
 
 # %% ../../nbs/61_seed_rules.ipynb #83a43aa6
 def template_narrative(r) -> str:
-    "A plain account of a consensus result."
+    """A plain account of a consensus result.
+
+    Args:
+        r
+    """
     if not r.scores and not r.out_of_consensus: return "No responses were received."
     lines = [f"{len(r.scores)} response(s) were scored; theta = {r.theta:.3f} against the threshold {r.threshold:.2f}: "
              + ("consensus reached." if r.consensus else "no consensus." if not r.single_response else "a single response, so no consensus.")]
@@ -209,7 +305,14 @@ def template_narrative(r) -> str:
 
 # %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
 def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
-    "A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative."
+    """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
+
+    Args:
+        base_url (str)
+        model (str)
+        api_key (str | None, default None)
+        timeout (float, default 30.0)
+    """
     import json as _json, urllib.request, urllib.error
     def narrate(r) -> str:
         facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
@@ -228,7 +331,22 @@ def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout
 # %% ../../nbs/61_seed_rules.ipynb #de53698e
 @dataclass
 class ConsensusResult:
-    "The outcome of one consensus round: theta, whether consensus held, who was in and out."
+    """The outcome of one consensus round: theta, whether consensus held, who was in and out.
+
+    Attributes:
+        theta (float)
+        consensus (bool)
+        in_consensus (list)
+        out_of_consensus (list): [{"miner", "reason"}]
+        scores (dict): miner -> points
+        emissions (dict): miner -> emission
+        heatmap_png (str | None)
+        threshold (float)
+        single_response (bool, default False)
+        sybil (list, default dfield(default_factory=list))
+        polarity (dict, default dfield(default_factory=dict))
+        narrative (str, default '')
+    """
     theta: float
     consensus: bool
     in_consensus: list
@@ -254,7 +372,17 @@ def _default_embedder():
 # %% ../../nbs/61_seed_rules.ipynb #cbc4253e
 def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=None, embeddings=None, out_dir=None,
                        polarity_fn=lexical_polarity, narrator=template_narrative) -> ConsensusResult:
-    "Consensus, scores and emissions for the responses to one challenge."
+    """Consensus, scores and emissions for the responses to one challenge.
+
+    Args:
+        responses
+        config (ConsensusConfig | None, default None)
+        embedder (default None)
+        embeddings (default None)
+        out_dir (default None)
+        polarity_fn (default lexical_polarity)
+        narrator (default template_narrative)
+    """
     cfg = config or ConsensusConfig()
     kept, gone = clean_responses(responses)
     miners, words = [k["miner"] for k in kept], [k["words"] for k in kept]
@@ -320,7 +448,14 @@ def ice_responses() -> list:
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
 def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
-    "Per-miner EMA of emissions over the window (now - lookback, now]."
+    """Per-miner EMA of emissions over the window (now - lookback, now].
+
+    Args:
+        evaluations
+        alpha (float, default 0.3)
+        lookback (timedelta, default timedelta(hours=24))
+        now (datetime | None, default None)
+    """
     if not 0 < alpha <= 1: raise ValueError(f"alpha {alpha} outside (0, 1]")
     now = _utc(now or datetime.now(timezone.utc))
     obs = []
@@ -335,7 +470,14 @@ def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(
     return ema
 
 def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
-    "Weights (summing to 1) from the EMA of each miner's emissions; {} when every EMA is zero."
+    """Weights (summing to 1) from the EMA of each miner's emissions; {} when every EMA is zero.
+
+    Args:
+        evaluations
+        alpha (float, default 0.3)
+        lookback (timedelta, default timedelta(hours=24))
+        now (datetime | None, default None)
+    """
     ema = ema_scores(evaluations, alpha, lookback, now)
     total = sum(max(0.0, v) for v in ema.values())
     return {m: max(0.0, v) / total for m, v in sorted(ema.items())} if total > 0 else {}
@@ -344,11 +486,23 @@ def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta
 CLEANED = ("challenges", "responses", "evaluations", "miner_scores")
 
 class ConsensusStore:
-    "The consensus validator's collections in one MongoDB database."
+    """The consensus validator's collections in one MongoDB database.
+
+    Args:
+        db
+    """
     def __init__(self, db): self.db = db
 
     def record(self, challenge_id: str, prompt: str, responses: list, result: ConsensusResult, now: datetime|None = None) -> None:
-        "Store one evaluated challenge."
+        """Store one evaluated challenge.
+
+        Args:
+            challenge_id (str)
+            prompt (str)
+            responses (list)
+            result (ConsensusResult)
+            now (datetime | None, default None)
+        """
         now = _utc(now or datetime.now(timezone.utc))
         self.db.challenges.insert_one({"_id": challenge_id, "prompt": prompt, "timestamp": now})
         if responses:
@@ -364,23 +518,48 @@ class ConsensusStore:
     def has_challenge(self, challenge_id: str) -> bool: return self.db.challenges.find_one({"_id": challenge_id}, {"_id": 1}) is not None
 
     def evaluations_since(self, since: datetime) -> list:
-        "Evaluations at or after `since`, oldest first."
+        """Evaluations at or after `since`, oldest first.
+
+        Args:
+            since (datetime)
+        """
         return list(self.db.evaluations.find({"timestamp": {"$gte": _utc(since)}}, {"_id": 0}).sort("timestamp", 1))
 
     def cleanup(self, retention: timedelta = timedelta(hours=48), now: datetime|None = None) -> dict:
-        "Delete records older than the retention (Sybil records are kept); counts per collection."
+        """Delete records older than the retention (Sybil records are kept); counts per collection.
+
+        Args:
+            retention (timedelta, default timedelta(hours=48))
+            now (datetime | None, default None)
+        """
         cut = _utc(now or datetime.now(timezone.utc)) - retention
         return {c: self.db[c].delete_many({"timestamp": {"$lt": cut}}).deleted_count for c in CLEANED}
 
 class DatabaseWeightSetter:
-    "Default weight setter: one record per weight setting, in the `weights` collection."
+    """Default weight setter: one record per weight setting, in the `weights` collection.
+
+    Args:
+        db
+    """
     def __init__(self, db): self.db = db
     def __call__(self, weights: dict, now: datetime) -> None: self.db.weights.insert_one({"timestamp": now, "weights": weights})
 
 # %% ../../nbs/61_seed_rules.ipynb #c189ef2d
 @dataclass
 class WeightLoop:
-    "Sets weights from the store's evaluations at most every `interval`, within the rate limit."
+    """Sets weights from the store's evaluations at most every `interval`, within the rate limit.
+
+    Attributes:
+        store (ConsensusStore)
+        setter (object)
+        interval (timedelta, default timedelta(seconds=1800))
+        rate_limit (timedelta, default timedelta(seconds=1800)): minimum time between two successful settings
+        alpha (float, default 0.3)
+        lookback (timedelta, default timedelta(hours=24))
+        last_attempt (datetime | None, default None)
+        last_set (datetime | None, default None)
+        weigh (object, default None): (evaluations, now) -> weights; None: the seed document's EMA weights
+    """
     store: ConsensusStore
     setter: object
     interval: timedelta = timedelta(seconds=1800)
@@ -392,7 +571,11 @@ class WeightLoop:
     weigh: object = None                            # (evaluations, now) -> weights; None: the seed document's EMA weights
 
     def tick(self, now: datetime) -> str:
-        "One turn of the loop at time `now`: 'set', 'wait', 'rate-limited' or 'skipped: all-zero round'."
+        """One turn of the loop at time `now`: 'set', 'wait', 'rate-limited' or 'skipped: all-zero round'.
+
+        Args:
+            now (datetime)
+        """
         now = _utc(now)
         if self.last_attempt and now - self.last_attempt < self.interval: return "wait"
         if self.last_set and now - self.last_set < self.rate_limit: return "rate-limited"
@@ -407,7 +590,18 @@ class WeightLoop:
 def run_service(loop: WeightLoop, cleanup_every: timedelta = timedelta(hours=24), retention: timedelta = timedelta(hours=48),
                 poll: float = 60.0, duration: float|None = None, stop: threading.Event|None = None, log=print,
                 clock=lambda: datetime.now(timezone.utc)) -> None:
-    "Tick the weight loop every `poll` s and clean up every `cleanup_every`, until `stop` is set or `duration` s have passed."
+    """Tick the weight loop every `poll` s and clean up every `cleanup_every`, until `stop` is set or `duration` s have passed.
+
+    Args:
+        loop (WeightLoop)
+        cleanup_every (timedelta, default timedelta(hours=24))
+        retention (timedelta, default timedelta(hours=48))
+        poll (float, default 60.0)
+        duration (float | None, default None)
+        stop (threading.Event | None, default None)
+        log (default print)
+        clock (default lambda: datetime.now(timezone.utc))
+    """
     stop, end, last_cleanup = stop or threading.Event(), None if duration is None else time.monotonic() + duration, None
     while not stop.is_set() and (end is None or time.monotonic() < end):
         now = clock()

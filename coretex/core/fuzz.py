@@ -16,7 +16,12 @@ from .patch import patch_apply_result
 def _pick(rng, names: dict): return rng.choice(list(names.values()))
 
 def region_word(rng: random.Random, i: int) -> int:
-    "A random word for cell `i`, built from its region's fields."
+    """A random word for cell `i`, built from its region's fields.
+
+    Args:
+        rng (random.Random)
+        i (int)
+    """
     if 32 <= i < 384:
         return encode_memory_slot(f"e{rng.randrange(10**6)}", _pick(rng, SLOT_FAMILIES), rng.random() < .9, rng.random() < .2,
                                   rng.random() < .2, rng.randrange(1, 2**60), rng.randrange(40), rng.randrange(2**40))
@@ -31,7 +36,12 @@ def region_word(rng: random.Random, i: int) -> int:
     return rng.getrandbits(rng.choice([8, 64, 256]))  # header, codebook / r5 reserved, reserved range
 
 def random_word(rng: random.Random, i: int) -> int:
-    "A word for cell `i`: region-shaped most of the time, sometimes zero, sometimes with a stray bit or random."
+    """A word for cell `i`: region-shaped most of the time, sometimes zero, sometimes with a stray bit or random.
+
+    Args:
+        rng (random.Random)
+        i (int)
+    """
     r = rng.random()
     if r < .1: return 0
     if r < .2: return rng.getrandbits(256)
@@ -40,7 +50,13 @@ def random_word(rng: random.Random, i: int) -> int:
 
 # %% ../../nbs/14a_fuzz.ipynb #a32d521a
 def random_state(rng: random.Random, cells: int = 40, clean: bool = False) -> tuple:
-    "Genesis with up to `cells` random cells written (only faultless words if `clean`)."
+    """Genesis with up to `cells` random cells written (only faultless words if `clean`).
+
+    Args:
+        rng (random.Random)
+        cells (int, default 40)
+        clean (bool, default False)
+    """
     words = list(GENESIS)
     for _ in range(rng.randrange(cells + 1)):
         i = rng.randrange(WORD_COUNT)
@@ -49,7 +65,12 @@ def random_state(rng: random.Random, cells: int = 40, clean: bool = False) -> tu
     return tuple(words)
 
 def random_patch(rng: random.Random, parent: ParentState) -> bytes:
-    "Wire bytes of a random patch aimed at `parent`."
+    """Wire bytes of a random patch aimed at `parent`.
+
+    Args:
+        rng (random.Random)
+        parent (ParentState)
+    """
     ptype = rng.choice(list(PATCH_TYPES)) if rng.random() < .95 else rng.randrange(256)
     lo, hi = TYPE_RANGES.get(ptype, (0, 991)) if rng.random() < .95 else (0, WORD_COUNT - 1)
     indices = [rng.randint(lo, hi) for _ in range(rng.choice([1, 2, 3, 4]) if rng.random() < .95 else rng.choice([0, 5]))]
@@ -61,7 +82,12 @@ def random_patch(rng: random.Random, parent: ParentState) -> bytes:
 
 # %% ../../nbs/14a_fuzz.ipynb #f23c6b58
 def mutate(rng: random.Random, data: bytes) -> bytes:
-    "`data` with one to three random edits."
+    """`data` with one to three random edits.
+
+    Args:
+        rng (random.Random)
+        data (bytes)
+    """
     out = bytearray(data)
     for _ in range(rng.randint(1, 3)):
         r, pos = rng.random(), rng.randrange(len(out) + 1)
@@ -73,7 +99,13 @@ def mutate(rng: random.Random, data: bytes) -> bytes:
 
 # %% ../../nbs/14a_fuzz.ipynb #8c015f09
 def fuzz_cases(seed: int, n: int, states: int = 8):
-    "`n` seeded (ParentState, patch bytes) pairs."
+    """`n` seeded (ParentState, patch bytes) pairs.
+
+    Args:
+        seed (int)
+        n (int)
+        states (int, default 8)
+    """
     rng = random.Random(seed)
     parents = [prepare(GENESIS)] + [prepare(random_state(rng, clean=k % 2 == 0)) for k in range(states - 1)]
     for _ in range(n):
@@ -91,7 +123,12 @@ ENTRY_POINTS = {
 }
 
 def drive(parent: ParentState, data: bytes) -> list:
-    "The untyped errors that escape the entry points on one (parent, patch) pair, as 'entry: error' lines."
+    """The untyped errors that escape the entry points on one (parent, patch) pair, as 'entry: error' lines.
+
+    Args:
+        parent (ParentState)
+        data (bytes)
+    """
     escaped = []
     for name, call in ENTRY_POINTS.items():
         try: call(parent, data)

@@ -24,11 +24,19 @@ from .state import REGIONS, WORD_COUNT, WORD_MAX, bits, check_pipeline, field
 
 # %% ../../nbs/13_layout.ipynb #ffc7febf
 def fixture_text(name: str) -> str:
-    "Text of a file shipped in coretex.fixtures."
+    """Text of a file shipped in coretex.fixtures.
+
+    Args:
+        name (str)
+    """
     return files("coretex.fixtures").joinpath(name).read_text("utf-8")
 
 def loads_lenient(text: str):
-    "JSON that may carry bare hex integer literals such as 0x01."
+    """JSON that may carry bare hex integer literals such as 0x01.
+
+    Args:
+        text (str)
+    """
     return json.loads(re.sub(r'(?<=[:\[,\s])0[xX][0-9a-fA-F]+(?=\s*[,}\]])', lambda m: str(int(m.group(0), 16)), text))
 
 @lru_cache(None)
@@ -38,7 +46,11 @@ def load_schema() -> dict:
 
 # %% ../../nbs/13_layout.ipynb #bfa58947
 def decode_header(words) -> dict:
-    "Named header fields of a state, per coretex_schema.json."
+    """Named header fields of a state, per coretex_schema.json.
+
+    Args:
+        words
+    """
     out = {}
     for s in load_schema()["x-slots"]:
         v = field(words[s["word"]], s["bitsHi"], s["bitsLo"])
@@ -51,7 +63,20 @@ MEMORY_SLOTS, KEY_SLOTS = 352, 36
 
 @dataclass(frozen=True)
 class MemorySlot:
-    "One valid memory slot of the substrate: its record, family, domain, flags and retrieval slot."
+    """One valid memory slot of the substrate: its record, family, domain, flags and retrieval slot.
+
+    Attributes:
+        slot (int)
+        record_id (int)
+        family (str)
+        domain (int)
+        valid (bool)
+        revoked (bool)
+        protected (bool)
+        policy_anchor (bool)
+        retrieval_slot (int)
+        expiry_epoch (int)
+    """
     slot: int; record_id: int; family: str; domain: int
     valid: bool; revoked: bool; protected: bool; policy_anchor: bool
     retrieval_slot: int; expiry_epoch: int
@@ -59,19 +84,35 @@ class MemorySlot:
     def active(self) -> bool: return self.record_id != 0 and self.valid and not self.revoked
 
 def record_id(event_id: str) -> int:
-    "recordId a memory slot stores for a corpus event: the first 16 bytes of keccak('coretex:record:' + id)."
+    """recordId a memory slot stores for a corpus event: the first 16 bytes of keccak('coretex:record:' + id).
+
+    Args:
+        event_id (str)
+    """
     return int.from_bytes(keccak256(b"coretex:record:" + event_id.encode("utf-8"))[:16], "big")
 
 # %% ../../nbs/13_layout.ipynb #ab4c3e56
 @dataclass
 class Decoded:
-    "Decode result of one region: the items read, and how many non-zero entries were tried and failed."
+    """Decode result of one region: the items read, and how many non-zero entries were tried and failed.
+
+    Attributes:
+        items (list, default dfield(default_factory=list))
+        attempts (int, default 0)
+        failures (int, default 0)
+    """
     items: list = dfield(default_factory=list)
     attempts: int = 0
     failures: int = 0
 
 def scan(entries, decode, keep=lambda item: True) -> Decoded:
-    "Decode each non-zero entry (a cell, or a tuple of cells) with decode(k, entry); None counts as a failure."
+    """Decode each non-zero entry (a cell, or a tuple of cells) with decode(k, entry); None counts as a failure.
+
+    Args:
+        entries
+        decode
+        keep (default lambda item: True)
+    """
     out = Decoded()
     for k, e in enumerate(entries):
         if not (any(e) if isinstance(e, tuple) else e): continue
@@ -82,7 +123,12 @@ def scan(entries, decode, keep=lambda item: True) -> Decoded:
     return out
 
 def decode_memory_slot(s: int, w: int):
-    "The MemorySlot in cell word `w` at slot `s`, or None if it cannot be read."
+    """The MemorySlot in cell word `w` at slot `s`, or None if it cannot be read.
+
+    Args:
+        s (int)
+        w (int)
+    """
     flags = field(w, 63, 48)
     rid, fam, rs = field(w, 255, 128), field(w, 127, 124), field(w, 47, 40)
     if rid == 0 or fam not in SLOT_FAMILIES or rs >= KEY_SLOTS: return None
@@ -90,7 +136,11 @@ def decode_memory_slot(s: int, w: int):
                       bool(flags & 4), bool(flags & 8), rs, field(w, 39, 0))
 
 def decode_memory_index(words) -> Decoded:
-    "All readable, valid MemoryIndex slots (invalid-flag slots are skipped, not failures)."
+    """All readable, valid MemoryIndex slots (invalid-flag slots are skipped, not failures).
+
+    Args:
+        words
+    """
     return scan(words[32:32 + MEMORY_SLOTS], decode_memory_slot, keep=lambda m: m.valid)
 
 # %% ../../nbs/13_layout.ipynb #faaf31fb
@@ -100,16 +150,35 @@ LENS_FLAG = 1 << 223
 
 @dataclass(frozen=True)
 class RelationEdge:
-    "A typed, weighted relation between two memory slots."
+    """A typed, weighted relation between two memory slots.
+
+    Attributes:
+        entry (int)
+        weight (int)
+        edge_type (str)
+        source (int)
+        target (int)
+    """
     entry: int; weight: int; edge_type: str; source: int; target: int
 
 @dataclass(frozen=True)
 class CategoryLens:
-    "A relation entry flagged as a lens: a weighted edge type with no endpoints."
+    """A relation entry flagged as a lens: a weighted edge type with no endpoints.
+
+    Attributes:
+        entry (int)
+        weight (int)
+        edge_type (str)
+    """
     entry: int; weight: int; edge_type: str
 
 def decode_relation(i: int, w: int):
-    "The RelationEdge or CategoryLens in entry `i`, or None if it cannot be read."
+    """The RelationEdge or CategoryLens in entry `i`, or None if it cannot be read.
+
+    Args:
+        i (int)
+        w (int)
+    """
     weight, et = field(w, 255, 240), field(w, 239, 224)
     if weight == 0 or et not in EDGE_TYPES or field(w, 222, 192): return None
     if w & LENS_FLAG: return CategoryLens(i, weight, EDGE_TYPES[et]) if field(w, 191, 0) == 0 else None
@@ -118,7 +187,11 @@ def decode_relation(i: int, w: int):
     return RelationEdge(i, weight, EDGE_TYPES[et], src, dst)
 
 def decode_relations(words) -> Decoded:
-    "Readable relation entries (edges and category lenses)."
+    """Readable relation entries (edges and category lenses).
+
+    Args:
+        words
+    """
     return scan(words[672:672 + RELATION_ENTRIES], decode_relation)
 
 # %% ../../nbs/13_layout.ipynb #e7074300
@@ -126,11 +199,25 @@ TEMPORAL_RECORDS = 96
 
 @dataclass(frozen=True)
 class TemporalRecord:
-    "When a memory slot's record is valid, what superseded it and whether it is stale now."
+    """When a memory slot's record is valid, what superseded it and whether it is stale now.
+
+    Attributes:
+        record (int)
+        memory_slot (int)
+        superseded_by (int)
+        valid_from (int)
+        valid_until (int)
+        current_stale (bool)
+    """
     record: int; memory_slot: int; superseded_by: int; valid_from: int; valid_until: int; current_stale: bool
 
 def decode_temporal(words, slots: dict) -> Decoded:
-    "Readable temporal records; `slots` maps slot index to its MemorySlot (for the stale check)."
+    """Readable temporal records; `slots` maps slot index to its MemorySlot (for the stale check).
+
+    Args:
+        words
+        slots (dict)
+    """
     def one(r, w):
         rec = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160),
                              bool(field(w, 159, 152) & 1))
@@ -144,16 +231,37 @@ KEY_HEADER_BYTES, BUNDLE_KEY_DIM = 9, 243
 
 @dataclass(frozen=True)
 class RetrievalKey:
-    "A slot's quantized retrieval key: the model it was made with, its norm, scale and int8 vector."
+    """A slot's quantized retrieval key: the model it was made with, its norm, scale and int8 vector.
+
+    Attributes:
+        slot (int)
+        model_hash (bytes)
+        l2_norm (float)
+        scale (float)
+        vector (tuple)
+    """
     slot: int; model_hash: bytes; l2_norm: float; scale: float; vector: tuple
     def dequantized(self) -> list: return [v * self.scale for v in self.vector]
 
 def model_id_hash(model_id: str, revision: str, mode: str) -> bytes:
-    "The 4-byte model prefix a retrieval key carries."
+    """The 4-byte model prefix a retrieval key carries.
+
+    Args:
+        model_id (str)
+        revision (str)
+        mode (str)
+    """
     return keccak256(model_id.encode(), revision.encode(), mode.encode())[:4]
 
 def decode_retrieval_key(s: int, raw: bytes, dim: int = BUNDLE_KEY_DIM, model_hash: bytes|None = None):
-    "The RetrievalKey in the 256 bytes of key slot `s`, or None if it cannot be read."
+    """The RetrievalKey in the 256 bytes of key slot `s`, or None if it cannot be read.
+
+    Args:
+        s (int)
+        raw (bytes)
+        dim (int, default BUNDLE_KEY_DIM)
+        model_hash (bytes | None, default None)
+    """
     end = KEY_HEADER_BYTES + dim
     if raw[0] != 1 or (model_hash is not None and raw[1:5] != model_hash) or end + 4 > len(raw): return None
     norm, scale = struct.unpack(">f", raw[5:9])[0], struct.unpack(">f", raw[end:end + 4])[0]
@@ -161,13 +269,26 @@ def decode_retrieval_key(s: int, raw: bytes, dim: int = BUNDLE_KEY_DIM, model_ha
     return RetrievalKey(s, raw[1:5], norm, scale, tuple(struct.unpack(f">{dim}b", raw[KEY_HEADER_BYTES:end])))
 
 def decode_retrieval_keys(words, dim: int = BUNDLE_KEY_DIM, model_hash: bytes|None = None) -> Decoded:
-    "Readable r4 retrieval-key slots."
+    """Readable r4 retrieval-key slots.
+
+    Args:
+        words
+        dim (int, default BUNDLE_KEY_DIM)
+        model_hash (bytes | None, default None)
+    """
     slots = [tuple(words[384 + 8 * s: 392 + 8 * s]) for s in range(KEY_SLOTS)]
     return scan(slots, lambda s, cells: decode_retrieval_key(s, b"".join(c.to_bytes(32, "big") for c in cells), dim, model_hash))
 
 # %% ../../nbs/13_layout.ipynb #6c63e83b
 def encode_retrieval_key(model_hash: bytes, l2_norm: float, scale: float, vector) -> tuple:
-    "The 8 cells of an r4 retrieval-key slot."
+    """The 8 cells of an r4 retrieval-key slot.
+
+    Args:
+        model_hash (bytes)
+        l2_norm (float)
+        scale (float)
+        vector
+    """
     raw = b"\x01" + model_hash + struct.pack(">f", l2_norm) + struct.pack(f">{len(vector)}b", *vector) + struct.pack(">f", scale)
     raw = raw.ljust(256, b"\0")
     return tuple(int.from_bytes(raw[i:i + 32], "big") for i in range(0, 256, 32))
@@ -186,12 +307,32 @@ REQUIRE_NO_EVIDENCE_PATH = 0x01  # abstention flag bit 0
 
 @dataclass(frozen=True)
 class PolicyAtom:
-    "One decoded policy atom: what it selects, the evidence it needs, the action, scope and budget."
+    """One decoded policy atom: what it selects, the evidence it needs, the action, scope and budget.
+
+    Attributes:
+        family (str)
+        atom (int)
+        selector (str)
+        evidence_feature (str)
+        action (str)
+        scope (str)
+        target_slot (int)
+        budget (int)
+        flags (int)
+        valid_from_epoch (int)
+        expiry_epoch (int)
+    """
     family: str; atom: int; selector: str; evidence_feature: str; action: str; scope: str
     target_slot: int; budget: int; flags: int; valid_from_epoch: int; expiry_epoch: int
 
 def decode_atom(family: str, k: int, w: int):
-    "The PolicyAtom in cell word `w` (atom `k` of `family`'s region), or None if it fails closed."
+    """The PolicyAtom in cell word `w` (atom `k` of `family`'s region), or None if it fails closed.
+
+    Args:
+        family (str)
+        k (int)
+        w (int)
+    """
     sel, feat = SELECTORS.get(field(w, 255, 248)), EVIDENCE_FEATURES.get(field(w, 247, 240))
     act, scope = ACTIONS.get(field(w, 239, 236)), SCOPES.get(field(w, 235, 232))
     target, vf, ex = field(w, 231, 216), field(w, 191, 152), field(w, 151, 112)
@@ -202,7 +343,12 @@ def decode_atom(family: str, k: int, w: int):
     return PolicyAtom(family, k, sel, feat, act, scope, target, field(w, 215, 200), field(w, 199, 192), vf, ex)
 
 def decode_atoms(words, family: str) -> Decoded:
-    "Atoms of one r5 policy region that survive fail-closed decoding."
+    """Atoms of one r5 policy region that survive fail-closed decoding.
+
+    Args:
+        words
+        family (str)
+    """
     lo, hi = REGIONS["r5"][ATOM_REGIONS[family][0]]
     return scan(words[lo:hi + 1], lambda k, w: decode_atom(family, k, w))
 
@@ -211,24 +357,63 @@ _inv = lambda d: {v: k for k, v in d.items()}
 
 def encode_memory_slot(event_id: str, family: str, valid: bool = True, revoked: bool = False, protected: bool = False,
                        domain: int = 1, retrieval_slot: int = 0, expiry_epoch: int = 0, policy_anchor: bool = False) -> int:
-    "The MemoryIndex cell anchoring corpus event `event_id`."
+    """The MemoryIndex cell anchoring corpus event `event_id`.
+
+    Args:
+        event_id (str)
+        family (str)
+        valid (bool, default True)
+        revoked (bool, default False)
+        protected (bool, default False)
+        domain (int, default 1)
+        retrieval_slot (int, default 0)
+        expiry_epoch (int, default 0)
+        policy_anchor (bool, default False)
+    """
     flags = valid | revoked << 1 | protected << 2 | policy_anchor << 3
     return (record_id(event_id) << 128 | _inv(SLOT_FAMILIES)[family] << 124 | domain << 64 | flags << 48
             | retrieval_slot << 40 | expiry_epoch)
 
 def encode_relation(edge_type: str, weight: int = 0x8000, source: int|None = None, target: int|None = None) -> int:
-    "A relation cell: an edge between two slots, or (no endpoints) a category lens."
+    """A relation cell: an edge between two slots, or (no endpoints) a category lens.
+
+    Args:
+        edge_type (str)
+        weight (int, default 32768)
+        source (int | None, default None)
+        target (int | None, default None)
+    """
     w = weight << 240 | _inv(EDGE_TYPES)[edge_type] << 224
     return w | LENS_FLAG if source is None else w | source << 96 | target
 
 def encode_temporal(memory_slot: int, superseded_by: int = 0xFF, valid_from: int = 0, valid_until: int = 2**40 - 1,
                     current_stale: bool = False) -> int:
-    "A temporal-record cell."
+    """A temporal-record cell.
+
+    Args:
+        memory_slot (int)
+        superseded_by (int, default 255)
+        valid_from (int, default 0)
+        valid_until (int, default 2 ** 40 - 1)
+        current_stale (bool, default False)
+    """
     return memory_slot << 248 | superseded_by << 240 | valid_from << 200 | valid_until << 160 | int(current_stale) << 152
 
 def encode_atom(selector: str, evidence_feature: str, action: str, scope: str, target_slot: int, budget: int = 0,
                 flags: int = 0, valid_from_epoch: int = 0, expiry_epoch: int = 0) -> int:
-    "An r5 policy-atom cell."
+    """An r5 policy-atom cell.
+
+    Args:
+        selector (str)
+        evidence_feature (str)
+        action (str)
+        scope (str)
+        target_slot (int)
+        budget (int, default 0)
+        flags (int, default 0)
+        valid_from_epoch (int, default 0)
+        expiry_epoch (int, default 0)
+    """
     return (_inv(SELECTORS)[selector] << 248 | _inv(EVIDENCE_FEATURES)[evidence_feature] << 240 | _inv(ACTIONS)[action] << 236
             | _inv(SCOPES)[scope] << 232 | target_slot << 216 | budget << 200 | flags << 192 | valid_from_epoch << 152 | expiry_epoch << 112)
 
@@ -242,7 +427,11 @@ def _header_reserved() -> tuple:
     return tuple(WORD_MAX & ~m | (_RESERVED_FLAG_BITS if i == 0 else 0) for i, m in enumerate(named))
 
 def reserved_mask(i: int) -> int:
-    "Bits of cell `i` that must be zero in every state, whatever the pipeline."
+    """Bits of cell `i` that must be zero in every state, whatever the pipeline.
+
+    Args:
+        i (int)
+    """
     if i < 32: return _header_reserved()[i]
     if i >= 992: return WORD_MAX                              # the reserved range
     return bits(151, 0) if 800 <= i < 896 else 0              # temporal records; decoders judge the rest
@@ -251,23 +440,43 @@ RESERVED_MASKS = tuple(reserved_mask(i) for i in range(WORD_COUNT))
 
 # %% ../../nbs/13_layout.ipynb #d0ba880a
 def allowed_mask(i: int, pipeline: str = "r5") -> int:
-    "Bits that cell `i` may set under `pipeline`."
+    """Bits that cell `i` may set under `pipeline`.
+
+    Args:
+        i (int)
+        pipeline (str, default 'r5')
+    """
     if check_pipeline(pipeline) == "r5" and 896 <= i < 992: return 0
     return WORD_MAX & ~RESERVED_MASKS[i]
 
 @lru_cache(None)
 def allowed_masks(pipeline: str = "r5") -> tuple:
-    "`allowed_mask` of all 1024 cells."
+    """`allowed_mask` of all 1024 cells.
+
+    Args:
+        pipeline (str, default 'r5')
+    """
     return tuple(allowed_mask(i, pipeline) for i in range(WORD_COUNT))
 
 def reserved_violations(words, pipeline: str = "r5") -> list:
-    "Indices of cells that set a bit `pipeline` does not allow."
+    """Indices of cells that set a bit `pipeline` does not allow.
+
+    Args:
+        words
+        pipeline (str, default 'r5')
+    """
     return [i for i, (w, m) in enumerate(zip(words, allowed_masks(pipeline))) if w & ~m]
 
 # %% ../../nbs/13_layout.ipynb #4d39dd95
 @dataclass(frozen=True)
 class Fault:
-    "A check a cell can fail: its rank in the protocol's order, the error code and what it means."
+    """A check a cell can fail: its rank in the protocol's order, the error code and what it means.
+
+    Attributes:
+        rank (int)
+        code (str)
+        what (str)
+    """
     rank: int; code: str; what: str
 
 RESERVED_BITS = Fault(0, "E04", "a reserved bit is set")
@@ -277,7 +486,12 @@ PIPELINE_FAULTS = {"r4": (RESERVED_BITS,), "r5": (RESERVED_BITS, INVALID_ATOM, P
 _ATOM_SPANS = tuple((*REGIONS["r5"][region], family) for family, (region, _) in ATOM_REGIONS.items())
 
 def cell_fault(i: int, w: int):
-    "The Fault of cell `i` holding `w` (checked whatever the pipeline; the pipeline decides which count), or None."
+    """The Fault of cell `i` holding `w` (checked whatever the pipeline; the pipeline decides which count), or None.
+
+    Args:
+        i (int)
+        w (int)
+    """
     if w & RESERVED_MASKS[i]: return RESERVED_BITS
     if not w: return None
     for lo, hi, family in _ATOM_SPANS:
@@ -286,11 +500,20 @@ def cell_fault(i: int, w: int):
 
 # %% ../../nbs/13_layout.ipynb #e1bc4e4e
 def state_faults(words) -> dict:
-    "{cell: Fault} for every cell of a state that fails a check."
+    """{cell: Fault} for every cell of a state that fails a check.
+
+    Args:
+        words
+    """
     return {i: f for i, w in enumerate(words) if w and (f := cell_fault(i, w))}
 
 def first_fault(faults: dict, pipeline: str = "r5"):
-    "(cell, Fault) that the protocol reports for a state with `faults` under `pipeline`, or None."
+    """(cell, Fault) that the protocol reports for a state with `faults` under `pipeline`, or None.
+
+    Args:
+        faults (dict)
+        pipeline (str, default 'r5')
+    """
     counted = PIPELINE_FAULTS[check_pipeline(pipeline)]
     hits = [(f.rank, i) for i, f in faults.items() if f in counted]
     if not hits: return None
@@ -300,7 +523,20 @@ def first_fault(faults: dict, pipeline: str = "r5"):
 # %% ../../nbs/13_layout.ipynb #d90f5668
 @dataclass
 class Substrate:
-    "Everything one pipeline's state decodes to, with the counts the structural score is taken from."
+    """Everything one pipeline's state decodes to, with the counts the structural score is taken from.
+
+    Attributes:
+        pipeline (str)
+        slots (dict): slot index -> MemorySlot (valid slots only)
+        relations (list)
+        lenses (list)
+        temporal (list)
+        keys (list)
+        atoms (dict): family -> [PolicyAtom]
+        attempts (int)
+        failures (int)
+        policy_reserved_nonzero (int, default 0)
+    """
     pipeline: str
     slots: dict          # slot index -> MemorySlot (valid slots only)
     relations: list
@@ -317,7 +553,14 @@ class Substrate:
     def structural(self) -> float: return 1.0 if self.attempts == 0 else max(0.0, 1 - self.failures / self.attempts)
 
 def decode_substrate(words, pipeline: str = "r5", key_dim: int = BUNDLE_KEY_DIM, model_hash: bytes|None = None) -> Substrate:
-    "Every typed structure of a state, with its decode statistics."
+    """Every typed structure of a state, with its decode statistics.
+
+    Args:
+        words
+        pipeline (str, default 'r5')
+        key_dim (int, default BUNDLE_KEY_DIM)
+        model_hash (bytes | None, default None)
+    """
     check_pipeline(pipeline)
     mem = decode_memory_index(words)
     slots = {m.slot: m for m in mem.items}

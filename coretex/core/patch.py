@@ -27,7 +27,12 @@ PATCH_ERRORS = {
 }
 
 class PatchError(ValueError):
-    "A refused patch: `code` is DECODE or E01-E05, `reason` says why."
+    """A refused patch: `code` is DECODE or E01-E05, `reason` says why.
+
+    Args:
+        code (str)
+        reason (str)
+    """
     def __init__(self, code: str, reason: str):
         super().__init__(f"{code}: {reason}")
         self.code, self.reason = code, reason
@@ -40,7 +45,15 @@ PATCH_HEADER_BYTES, MAX_PATCH_BYTES, MAX_WORDS = 42, 178, 4
 
 @dataclass(frozen=True)
 class Patch:
-    "A decoded patch: its type, scoreDelta, the parent's root, and the cells it writes with their new words."
+    """A decoded patch: its type, scoreDelta, the parent's root, and the cells it writes with their new words.
+
+    Attributes:
+        patch_type (int)
+        score_delta (int)
+        parent_root (bytes)
+        indices (tuple)
+        new_words (tuple)
+    """
     patch_type: int; score_delta: int; parent_root: bytes; indices: tuple; new_words: tuple
     def __post_init__(self):  # what the wire format cannot carry is no patch at all
         if len(self.indices) != len(self.new_words):
@@ -52,6 +65,9 @@ class Patch:
     def word_count(self) -> int:
         "How many cells the patch writes."
         return len(self.indices)
+    def __repr__(self):  # a 32-byte root and four 256-bit words would fill a screen
+        return (f"Patch({PATCH_TYPES.get(self.patch_type, hex(self.patch_type))}, scoreDelta {self.score_delta}, "
+                f"parent 0x{self.parent_root[:2].hex()}..{self.parent_root[-2:].hex()}, writes cells {list(self.indices)})")
 
 def _leb128(data: bytes, pos: int) -> tuple:
     "(index, next position) of the canonical LEB128 index at `pos`."
@@ -72,7 +88,12 @@ TYPE_RANGES = {0x01: (384, 671), 0x02: (32, 383), 0x03: (800, 895), 0x04: (672, 
                0x06: (0, 31), 0x07: (384, 671)}  # POLICY_UPDATE: the three r5 atom regions, never 896-991
 
 def type_refusal(patch_type: int, indices) -> str|None:
-    "Why a patch of `patch_type` may not write `indices`, or None if it may."
+    """Why a patch of `patch_type` may not write `indices`, or None if it may.
+
+    Args:
+        patch_type (int)
+        indices
+    """
     outside = [i for i in indices if not 0 <= i < RESERVED_RANGE[0]]
     if outside: return f"index {outside[0]} is not a writable cell (0-{RESERVED_RANGE[0] - 1})"
     if len(set(indices)) < len(indices): return f"an index appears twice in {list(indices)}"
@@ -84,7 +105,11 @@ def type_refusal(patch_type: int, indices) -> str|None:
 
 # %% ../../nbs/14_patch.ipynb #3e07826d
 def decode_patch(data: bytes) -> Patch:
-    "The Patch in `data`; any malformation is a PatchError('DECODE')."
+    """The Patch in `data`; any malformation is a PatchError('DECODE').
+
+    Args:
+        data (bytes)
+    """
     if len(data) < PATCH_HEADER_BYTES: raise PatchError("DECODE", f"patch is {len(data)} bytes, the header alone is {PATCH_HEADER_BYTES}")
     ptype, count = data[0], data[1]
     if not 1 <= count <= MAX_WORDS: raise PatchError("DECODE", f"wordCount {count} outside 1..{MAX_WORDS}")
@@ -101,7 +126,11 @@ def decode_patch(data: bytes) -> Patch:
     return Patch(ptype, delta, bytes(data[10:42]), tuple(idx), tuple(new))
 
 def encode_patch(p: Patch) -> bytes:
-    "Wire bytes of a Patch (the inverse of decode_patch)."
+    """Wire bytes of a Patch (the inverse of decode_patch).
+
+    Args:
+        p (Patch)
+    """
     out = bytearray([p.patch_type, p.word_count]) + p.score_delta.to_bytes(8, "big", signed=True) + p.parent_root
     for i, w in zip(p.indices, p.new_words):
         out += bytes([i]) if i < 0x80 else bytes([(i & 0x7F) | 0x80, i >> 7])
@@ -109,7 +138,11 @@ def encode_patch(p: Patch) -> bytes:
     return bytes(out)
 
 def parse_patch_hex(s: str) -> bytes:
-    "Patch bytes from hex text; bad hex is a PatchError('DECODE')."
+    """Patch bytes from hex text; bad hex is a PatchError('DECODE').
+
+    Args:
+        s (str)
+    """
     try: return from_hex(s, what="patch")
     except HexError as e: raise PatchError("DECODE", str(e)) from None
 
@@ -117,20 +150,37 @@ def parse_patch_hex(s: str) -> bytes:
 PATCH_HASH_DOMAIN, DEDUP_DOMAIN = b"coretex-patch-hash-v1", b"coretex-dedup-key-v1"
 
 def patch_bytes_hash(data: bytes) -> bytes:
-    "keccak256 of the patch's wire bytes, undomained."
+    """keccak256 of the patch's wire bytes, undomained.
+
+    Args:
+        data (bytes)
+    """
     return keccak256(data)
 
 def patch_hash(data: bytes) -> bytes:
-    "The patch hash a receipt signs: keccak256(\"coretex-patch-hash-v1\" || bytes)."
+    """The patch hash a receipt signs: keccak256("coretex-patch-hash-v1" || bytes).
+
+    Args:
+        data (bytes)
+    """
     return keccak256(PATCH_HASH_DOMAIN, data)
 
 def dedup_key(parent_root: bytes,  # the root of the state the patch applies to
               data: bytes) -> bytes:
-    "The key a coordinator refuses a second submission of the same patch on the same parent by."
+    """The key a coordinator refuses a second submission of the same patch on the same parent by.
+
+    Args:
+        parent_root (bytes): the root of the state the patch applies to
+        data (bytes)
+    """
     return keccak256(DEDUP_DOMAIN, parent_root, data)
 
 def semantic_bytes(data: bytes) -> bytes:
-    "Patch bytes with scoreDelta (bytes 2-9) zeroed."
+    """Patch bytes with scoreDelta (bytes 2-9) zeroed.
+
+    Args:
+        data (bytes)
+    """
     return bytes(data[:2]) + bytes(8) + bytes(data[10:])
 
 # %% ../../nbs/14_patch.ipynb #a547bd32
@@ -138,7 +188,12 @@ COMPANION_SPANS = ((32, 383), (672, 799), (800, 895))  # MemoryIndex, Relations,
 ATOM_SPAN = (384, 671)
 
 def r5_write_refusal(words, p: Patch) -> str|None:
-    "Why r5 refuses how `p` writes (a non-canonical policy write, a header write), or None."
+    """Why r5 refuses how `p` writes (a non-canonical policy write, a header write), or None.
+
+    Args:
+        words
+        p (Patch)
+    """
     writes = dict(zip(p.indices, p.new_words))
     if p.patch_type != POLICY_UPDATE and any(ATOM_SPAN[0] <= i <= ATOM_SPAN[1] for i in writes):
         changed = any(lo <= i <= hi and words[i] != w for i, w in writes.items() for lo, hi in COMPANION_SPANS)
@@ -151,7 +206,13 @@ def r5_write_refusal(words, p: Patch) -> str|None:
 # %% ../../nbs/14_patch.ipynb #ce1ea681
 @dataclass(frozen=True)
 class ParentState:
-    "A state ready to take patches: its cells, its Merkle levels and the faults of its cells."
+    """A state ready to take patches: its cells, its Merkle levels and the faults of its cells.
+
+    Attributes:
+        words (tuple)
+        levels (list)
+        faults (dict)
+    """
     words: tuple; levels: list; faults: dict
     @property
     def root(self) -> bytes:
@@ -159,12 +220,23 @@ class ParentState:
         return self.levels[-1][0]
 
 def prepare(words, levels: list|None = None) -> ParentState:
-    "A ParentState for `words` (pass their Merkle levels when they are known)."
+    """A ParentState for `words` (pass their Merkle levels when they are known).
+
+    Args:
+        words
+        levels (list | None, default None)
+    """
     return ParentState(tuple(words), levels or merkle_levels(words), state_faults(words))
 
 # %% ../../nbs/14_patch.ipynb #c06066e6
 def check_patch(parent: ParentState, p: Patch, pipeline: str = "r5") -> dict:
-    "The cells `p` writes ({index: word}) if `parent` accepts it under `pipeline`; else raises the PatchError."
+    """The cells `p` writes ({index: word}) if `parent` accepts it under `pipeline`; else raises the PatchError.
+
+    Args:
+        parent (ParentState)
+        p (Patch)
+        pipeline (str, default 'r5')
+    """
     words, r5 = parent.words, check_pipeline(pipeline) == "r5"
     if not 1 <= p.word_count <= MAX_WORDS: raise PatchError("E03", f"wordCount {p.word_count} outside 1..{MAX_WORDS}")
     if p.parent_root != parent.root:
@@ -182,11 +254,26 @@ def check_patch(parent: ParentState, p: Patch, pipeline: str = "r5") -> dict:
 # %% ../../nbs/14_patch.ipynb #11514943
 @dataclass(frozen=True)
 class Applied:
-    "A state after a patch: its cells, Merkle levels and root, and the patch's identity."
+    """A state after a patch: its cells, Merkle levels and root, and the patch's identity.
+
+    Attributes:
+        words (tuple)
+        levels (list)
+        root (bytes)
+        patch_hash (bytes)
+        dedup_key (bytes)
+        patch_bytes_hash (bytes)
+    """
     words: tuple; levels: list; root: bytes; patch_hash: bytes; dedup_key: bytes; patch_bytes_hash: bytes
 
 def apply_to(parent: ParentState, patch: bytes|Patch, pipeline: str = "r5") -> Applied:
-    "`patch` (wire bytes or a Patch) applied to `parent` under `pipeline`; PatchError with the protocol's code if refused."
+    """`patch` (wire bytes or a Patch) applied to `parent` under `pipeline`; PatchError with the protocol's code if refused.
+
+    Args:
+        parent (ParentState)
+        patch (bytes | Patch)
+        pipeline (str, default 'r5')
+    """
     p = patch if isinstance(patch, Patch) else decode_patch(patch)
     writes = check_patch(parent, p, pipeline)
     new = list(parent.words)
@@ -197,17 +284,37 @@ def apply_to(parent: ParentState, patch: bytes|Patch, pipeline: str = "r5") -> A
     return Applied(tuple(new), lv, lv[-1][0], patch_hash(sem), dedup_key(p.parent_root, sem), patch_bytes_hash(data))
 
 def apply_patch(words, patch: bytes|Patch, pipeline: str = "r5", levels: list|None = None) -> Applied:
-    "`patch` applied to the state `words` under `pipeline`; PatchError with the protocol's code if refused."
+    """`patch` applied to the state `words` under `pipeline`; PatchError with the protocol's code if refused.
+
+    Args:
+        words
+        patch (bytes | Patch)
+        pipeline (str, default 'r5')
+        levels (list | None, default None)
+    """
     return apply_to(prepare(words, levels), patch, pipeline)
 
 # %% ../../nbs/14_patch.ipynb #e57d9960
 def make_patch(parent_root: bytes, changes: dict, patch_type: int = 0xFF, score_delta: int = 0) -> bytes:
-    "Wire bytes of a patch setting cells `changes` ({index: word}) on the state with `parent_root`."
+    """Wire bytes of a patch setting cells `changes` ({index: word}) on the state with `parent_root`.
+
+    Args:
+        parent_root (bytes)
+        changes (dict)
+        patch_type (int, default 255)
+        score_delta (int, default 0)
+    """
     return encode_patch(Patch(patch_type, score_delta, parent_root, tuple(changes), tuple(changes.values())))
 
 # %% ../../nbs/14_patch.ipynb #dd6267d3
 def patch_apply_result(parent, patch_hex: str, pipeline: str = "r5") -> dict:
-    "The JSON object `coretex patch-apply` prints for `patch_hex` on a prepared parent state."
+    """The JSON object `coretex patch-apply` prints for `patch_hex` on a prepared parent state.
+
+    Args:
+        parent
+        patch_hex (str)
+        pipeline (str, default 'r5')
+    """
     from coretex.core.patch import apply_to, parse_patch_hex, PatchError
     try: a = apply_to(parent, parse_patch_hex(patch_hex), pipeline)
     except PatchError as e: return {"ok": False, "code": e.code, "reason": e.reason}

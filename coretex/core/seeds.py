@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['SEED_DOMAINS', 'LAUNCH_SPLIT_RATIOS', 'SeedError', 'SeedInputs', 'eval_seed', 'seeds', 'seed_inputs', 'bundle_hash',
            'load_manifest', 'merkle_fold', 'corpus_root', 'split_bucket', 'split_for', 'PackError', 'hardness_bucket',
-           'strata_of', 'hidden_pool', 'draw_pack']
+           'strata_of', 'hidden_pool', 'pack_strata', 'draw_pack']
 
 # %% ../../nbs/15_seeds.ipynb #bb46b451
 import json
@@ -21,7 +21,17 @@ class SeedError(ValueError):
 
 @dataclass(frozen=True)
 class SeedInputs:
-    "The seven 32-byte values (and the epoch) a pack's seed is derived from, checked once."
+    """The seven 32-byte values (and the epoch) a pack's seed is derived from, checked once.
+
+    Attributes:
+        epoch_secret (bytes)
+        blockhash (bytes)
+        epoch_id (int)
+        patch_hash (bytes)
+        parent_root (bytes)
+        corpus_root (bytes)
+        bundle_hash (bytes)
+    """
     epoch_secret: bytes; blockhash: bytes; epoch_id: int; patch_hash: bytes
     parent_root: bytes; corpus_root: bytes; bundle_hash: bytes
 
@@ -33,40 +43,69 @@ class SeedInputs:
         if self.blockhash == ZERO32: raise SeedError("blockhash is zero: the target block has not been read")
 
 def eval_seed(kind: str, s: SeedInputs) -> bytes:
-    "The `kind` ('gate' or 'confirm') seed of a patch evaluation."
+    """The `kind` ('gate' or 'confirm') seed of a patch evaluation.
+
+    Args:
+        kind (str)
+        s (SeedInputs)
+    """
     return keccak256(SEED_DOMAINS[kind], s.epoch_secret, s.blockhash, u64be(s.epoch_id), s.patch_hash,
                      s.parent_root, s.corpus_root, s.bundle_hash)
 
 def seeds(s: SeedInputs) -> dict:
-    "Both seeds as hex, keyed as the protocol's reports key them."
+    """Both seeds as hex, keyed as the protocol's reports key them.
+
+    Args:
+        s (SeedInputs)
+    """
     return {"gateSeed": to_hex(eval_seed("gate", s)), "confirmSeed": to_hex(eval_seed("confirm", s))}
 
 # %% ../../nbs/15_seeds.ipynb #f6fff70b
 def seed_inputs(d: dict) -> SeedInputs:
-    "SeedInputs from the protocol's camelCase JSON (hex strings, epochId number or decimal string)."
+    """SeedInputs from the protocol's camelCase JSON (hex strings, epochId number or decimal string).
+
+    Args:
+        d (dict)
+    """
     h = lambda k: from_hex(d[k], 32, k)
     return SeedInputs(h("epochSecret"), h("blockhash"), int(d["epochId"]), h("patchHash"), h("parentRoot"),
                       h("corpusRoot"), h("bundleHash"))
 
 # %% ../../nbs/15_seeds.ipynb #8ce0c08f
 def bundle_hash(manifest: dict) -> bytes:
-    "keccak of the canonical JSON of a bundle manifest, its bundleHash field left out."
+    """keccak of the canonical JSON of a bundle manifest, its bundleHash field left out.
+
+    Args:
+        manifest (dict)
+    """
     return canonical_hash({k: v for k, v in manifest.items() if k != "bundleHash"})
 
 def load_manifest(name: str = "bundle-manifest-v16.json") -> dict:
-    "A bundle manifest shipped in coretex.fixtures."
+    """A bundle manifest shipped in coretex.fixtures.
+
+    Args:
+        name (str, default 'bundle-manifest-v16.json')
+    """
     return json.loads(fixture_text(name))
 
 # %% ../../nbs/15_seeds.ipynb #425b835a
 def merkle_fold(leaves: list) -> bytes:
-    "Root of `leaves` padded with zero leaves to a power of two."
+    """Root of `leaves` padded with zero leaves to a power of two.
+
+    Args:
+        leaves (list)
+    """
     if not leaves: return ZERO32
     level = list(leaves) + [ZERO32] * ((1 << (len(leaves) - 1).bit_length()) - len(leaves))
     while len(level) > 1: level = [keccak256(level[i], level[i + 1]) for i in range(0, len(level), 2)]
     return level[0]
 
 def corpus_root(events) -> bytes:
-    "corpusRoot of a list of corpus events (dicts with an 'id')."
+    """corpusRoot of a list of corpus events (dicts with an 'id').
+
+    Args:
+        events
+    """
     return merkle_fold([canonical_hash(e) for e in sorted(events, key=lambda e: e["id"])])
 
 # %% ../../nbs/15_seeds.ipynb #84fe062e
@@ -76,11 +115,22 @@ _SPLITS = (("trainVisiblePct", "train_visible"), ("calibrationPct", "calibration
            ("canaryPct", "canary"))
 
 def split_bucket(event_id: str, corpus_epoch: int) -> int:
-    "The 0-99 bucket of an event id at a corpus epoch."
+    """The 0-99 bucket of an event id at a corpus epoch.
+
+    Args:
+        event_id (str)
+        corpus_epoch (int)
+    """
     return int.from_bytes(keccak256(event_id.encode("utf-8"), u64be(corpus_epoch))[:8], "big") % 100
 
 def split_for(event_id: str, corpus_epoch: int, ratios: dict = LAUNCH_SPLIT_RATIOS) -> str:
-    "Split of an event id at a corpus epoch."
+    """Split of an event id at a corpus epoch.
+
+    Args:
+        event_id (str)
+        corpus_epoch (int)
+        ratios (dict, default LAUNCH_SPLIT_RATIOS)
+    """
     if sum(ratios[k] for k, _ in _SPLITS) != 100: raise ValueError(f"split ratios must sum to 100: {ratios}")
     if re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id): return "train_visible"
     b, edge = split_bucket(event_id, corpus_epoch), 0
@@ -93,13 +143,21 @@ class PackError(ValueError):
     "A pack the pool cannot supply."
 
 def hardness_bucket(event: dict) -> str:
-    "easy / medium / hard from the highest grade among the event's hard negatives."
+    """easy / medium / hard from the highest grade among the event's hard negatives.
+
+    Args:
+        event (dict)
+    """
     truths = {d["id"] for d in event.get("truthDocuments", [])}
     neg = max([q["relevance"] for q in event.get("qrels", []) if q["documentId"] not in truths and q["relevance"] < 0.5], default=0)
     return "hard" if neg >= 0.4 else "medium" if neg >= 0.2 else "easy"
 
 def strata_of(event: dict) -> set:
-    "Every quota stratum an event satisfies."
+    """Every quota stratum an event satisfies.
+
+    Args:
+        event (dict)
+    """
     f, b = event["family"], hardness_bucket(event)
     out = {f"family={f}", f"bucket={b}", f"family={f},bucket={b}"}
     if event.get("band"): out |= {f"band={event['band']}", f"family={f},band={event['band']}"}
@@ -112,25 +170,51 @@ def _draw(*parts: bytes, n: int) -> int:
     return int.from_bytes(keccak256(*parts), "big") % n
 
 def hidden_pool(events, disabled_families=()) -> list:
-    "eval_hidden events of enabled families, sorted by id."
+    """eval_hidden events of enabled families, sorted by id.
+
+    Args:
+        events
+        disabled_families (default ())
+    """
     off = set(disabled_families)
     return sorted((e for e in events if e.get("split") == "eval_hidden" and e.get("logicalFamily", e["family"]) not in off),
                   key=lambda e: e["id"])
 
-def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=(), disabled_families=()) -> list:
-    "The hidden pack (a list of events) a seed draws: quota strata first, then seeded fill."
+def pack_strata(events, disabled_families=()) -> tuple:
+    """(hidden pool, each member's strata): what a pack draw reads of the corpus, the same for every seed.
+
+    Args:
+        events
+        disabled_families (default ())
+    """
     pool = hidden_pool(events, disabled_families)
+    return pool, [strata_of(e) for e in pool]
+
+def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=(), disabled_families=(),
+              strata: tuple|None = None,  # pack_strata(events, disabled_families), when the caller keeps it
+              ) -> list:
+    """The hidden pack (a list of events) a seed draws: quota strata first, then seeded fill.
+
+    Args:
+        seed (bytes)
+        epoch_id (int)
+        events
+        pack_size (int, default 64)
+        quotas (default ())
+        disabled_families (default ())
+        strata (tuple | None, default None): pack_strata(events, disabled_families), when the caller keeps it
+    """
+    pool, strata = strata or pack_strata(events, disabled_families)
     n, ep = len(pool), u64be(epoch_id)
     if n == 0: raise PackError("the corpus has no eval_hidden events")
-    strata = [strata_of(e) for e in pool]
     pack, taken = [], set()
     for q in quotas:
         st, need, j = q["stratum"], q["minCount"], 0
-        have = lambda: sum(st in strata[i] for i in pack)
-        while have() < need and j < 8 * n and len(pack) < pack_size:
+        have = sum(st in strata[i] for i in pack)   # counted as the draw goes, not re-counted per draw
+        while have < need and j < 8 * n and len(pack) < pack_size:
             i = _draw(seed, ep, b"quota:" + st.encode(), u64be(j), n=n); j += 1
-            if i not in taken and st in strata[i]: pack.append(i); taken.add(i)
-        if have() < need: raise PackError(f"stratum {st} cannot meet quota {need} (got {have()}; pool {n})")
+            if i not in taken and st in strata[i]: pack.append(i); taken.add(i); have += 1
+        if have < need: raise PackError(f"stratum {st} cannot meet quota {need} (got {have}; pool {n})")
     i = 0
     while len(pack) < pack_size and i < 8 * n:
         k = _draw(seed, ep, u64be(i), n=n); i += 1

@@ -19,12 +19,20 @@ class StateError(ValueError):
     "A state that is not 1024 well-formed cells."
 
 def words_from_bytes(data: bytes) -> tuple:
-    "The 1024 cells of a 32,768-byte state."
+    """The 1024 cells of a 32,768-byte state.
+
+    Args:
+        data (bytes)
+    """
     if len(data) != STATE_BYTES: raise StateError(f"state must be {STATE_BYTES} bytes, got {len(data)}")
     return tuple(int.from_bytes(data[i:i + 32], "big") for i in range(0, STATE_BYTES, 32))
 
 def state_bytes(words) -> bytes:
-    "The 32,768-byte wire form of a state."
+    """The 32,768-byte wire form of a state.
+
+    Args:
+        words
+    """
     if len(words) != WORD_COUNT: raise StateError(f"state must have {WORD_COUNT} cells, got {len(words)}")
     return b"".join(w.to_bytes(32, "big") for w in words)
 
@@ -32,7 +40,11 @@ GENESIS = (0,) * WORD_COUNT  # the all-zero state the published vectors start fr
 
 # %% ../../nbs/12_state.ipynb #801dcab8
 def parse_state(data: bytes) -> tuple:
-    "Cells of a state given as raw bytes or as hex text."
+    """Cells of a state given as raw bytes or as hex text.
+
+    Args:
+        data (bytes)
+    """
     if len(data) == STATE_BYTES: return words_from_bytes(data)
     try: text = data.decode("ascii")
     except UnicodeDecodeError: raise StateError(f"state is neither {STATE_BYTES} raw bytes nor hex text ({len(data)} bytes)")
@@ -41,7 +53,11 @@ def parse_state(data: bytes) -> tuple:
     return words_from_bytes(raw)
 
 def read_state(path) -> tuple:
-    "Cells of the state stored at `path` (raw or hex)."
+    """Cells of the state stored at `path` (raw or hex).
+
+    Args:
+        path
+    """
     try:
         with open(path, "rb") as f: return parse_state(f.read())
     except OSError as e: raise StateError(f"cannot read state {path}: {e.strerror}") from None
@@ -58,30 +74,54 @@ REGIONS = {
 }
 
 def check_pipeline(pipeline: str) -> str:
-    "`pipeline` if it is one CoreTex defines."
+    """`pipeline` if it is one CoreTex defines.
+
+    Args:
+        pipeline (str)
+    """
     if pipeline not in PIPELINES: raise ValueError(f"unknown pipeline {pipeline!r}; expected one of {PIPELINES}")
     return pipeline
 
 def region_of(index: int, pipeline: str = "r5") -> str:
-    "Name of the region that holds cell `index`."
+    """Name of the region that holds cell `index`.
+
+    Args:
+        index (int)
+        pipeline (str, default 'r5')
+    """
     for name, (lo, hi) in REGIONS[check_pipeline(pipeline)].items():
         if lo <= index <= hi: return name
     raise IndexError(f"cell {index} outside 0..{WORD_COUNT - 1}")
 
 # %% ../../nbs/12_state.ipynb #df1b916f
 def field(word: int, hi: int, lo: int) -> int:
-    "Bits `hi:lo` (inclusive, MSB-first numbering from 255) of a cell."
+    """Bits `hi:lo` (inclusive, MSB-first numbering from 255) of a cell.
+
+    Args:
+        word (int)
+        hi (int)
+        lo (int)
+    """
     return (word >> lo) & ((1 << (hi - lo + 1)) - 1)
 
 def bits(hi: int, lo: int) -> int:
-    "Mask with bits `hi:lo` set."
+    """Mask with bits `hi:lo` set.
+
+    Args:
+        hi (int)
+        lo (int)
+    """
     return ((1 << (hi - lo + 1)) - 1) << lo
 
 # %% ../../nbs/12_state.ipynb #49603a77
 TREE_DEPTH = 10  # levels of the Merkle tree over the 1024 cells
 
 def merkle_levels(words) -> list:
-    "All levels of the state's Merkle tree, leaves first, root last."
+    """All levels of the state's Merkle tree, leaves first, root last.
+
+    Args:
+        words
+    """
     level = [keccak256(w.to_bytes(32, "big")) for w in words]
     if len(level) != WORD_COUNT: raise StateError(f"state must have {WORD_COUNT} cells, got {len(level)}")
     levels = [level]
@@ -91,12 +131,21 @@ def merkle_levels(words) -> list:
     return levels
 
 def state_root(words) -> bytes:
-    "keccak Merkle root of a state."
+    """keccak Merkle root of a state.
+
+    Args:
+        words
+    """
     return merkle_levels(words)[-1][0]
 
 # %% ../../nbs/12_state.ipynb #fbc94851
 def updated_levels(levels: list, changes: dict) -> list:
-    "Merkle levels after setting cells `changes` ({index: word}), recomputing only their paths."
+    """Merkle levels after setting cells `changes` ({index: word}), recomputing only their paths.
+
+    Args:
+        levels (list)
+        changes (dict)
+    """
     new = [list(levels[0])]
     touched = set()
     for i, w in changes.items():

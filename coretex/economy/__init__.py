@@ -11,7 +11,7 @@ __all__ = ['next_min_improvement_ppm', 'difficulty_histogram', 'difficulty_traje
            'evaluate_and_apply_onto_current', 'reduce', 'compute_patch_set_root', 'advance_epoch_state',
            'compute_leaf_hash', 'compute_bonus_merkle_root', 'build_fund_epoch_calldata', 'build_miner_claim_proof',
            'verify_miner_claim_proof', 'verify_epoch', 'decode_patch_accepted_log', 'decode_epoch_finalized_log',
-           'decode_state_snapshot_log']
+           'decode_state_snapshot_log', 'REGISTRY_EVENT_TOPICS', 'decode_state_advanced_log', 'replay_registry_logs']
 
 # %% ../../nbs/40_economy.ipynb #026d73b1
 from .difficulty import next_min_improvement_ppm, difficulty_histogram, difficulty_trajectory, is_major_delta
@@ -20,6 +20,7 @@ from .eligibility import build_epoch_eligibility, miner_screener_credits, miner_
 from .reducer import evaluate_and_apply_onto_current, reduce, compute_patch_set_root, advance_epoch_state
 from .funding import compute_leaf_hash, compute_bonus_merkle_root, build_fund_epoch_calldata, build_miner_claim_proof, verify_miner_claim_proof
 from .verify_epoch import verify_epoch, decode_patch_accepted_log, decode_epoch_finalized_log, decode_state_snapshot_log
+from .registry import REGISTRY_EVENT_TOPICS, decode_state_advanced_log, replay_registry_logs
 
 _all_ = ["next_min_improvement_ppm", "difficulty_histogram", "difficulty_trajectory", "is_major_delta",
          "compute_core_tex_work_units_bps", "compute_core_tex_screener_threshold_ppm",
@@ -29,4 +30,4 @@ _all_ = ["next_min_improvement_ppm", "difficulty_histogram", "difficulty_traject
          "evaluate_and_apply_onto_current", "reduce", "compute_patch_set_root", "advance_epoch_state",
          "compute_leaf_hash", "compute_bonus_merkle_root", "build_fund_epoch_calldata", "build_miner_claim_proof",
          "verify_miner_claim_proof", "verify_epoch", "decode_patch_accepted_log", "decode_epoch_finalized_log",
-         "decode_state_snapshot_log"]
+         "decode_state_snapshot_log", "REGISTRY_EVENT_TOPICS", "decode_state_advanced_log", "replay_registry_logs"]

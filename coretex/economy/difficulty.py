@@ -18,14 +18,23 @@ MAX_IMPROVEMENT_PPM = 150_000   # pinned ceiling, ppm
 def clamp_window(min_clamp_ppm: int|None = None, # calibration-only floor override (used only if > 0)
                  max_clamp_ppm: int|None = None, # calibration-only ceiling override (used only if above the floor)
                 ) -> tuple:
-    "The (floor, ceiling) the controller clamps to."
+    """The (floor, ceiling) the controller clamps to.
+
+    Args:
+        min_clamp_ppm (int | None, default None): calibration-only floor override (used only if > 0)
+        max_clamp_ppm (int | None, default None): calibration-only ceiling override (used only if above the floor)
+    """
     lo = min_clamp_ppm if min_clamp_ppm is not None and min_clamp_ppm > 0 else MIN_IMPROVEMENT_PPM
     hi = max_clamp_ppm if max_clamp_ppm is not None and max_clamp_ppm > lo else MAX_IMPROVEMENT_PPM
     return lo, hi
 
 # %% ../../nbs/41_difficulty.ipynb #d5fa6d09
 def js_round(x: float) -> int:
-    "JavaScript's `BigInt(Math.round(x))`: nearest integer, halves toward +infinity."
+    """JavaScript's `BigInt(Math.round(x))`: nearest integer, halves toward +infinity.
+
+    Args:
+        x (float)
+    """
     if not math.isfinite(x): raise ValueError(f"cannot convert {x} to an integer threshold")
     n = math.floor(x)
     return n + 1 if x - n >= 0.5 else n  # x - floor(x) is exact wherever the comparison could change the answer
@@ -41,7 +50,22 @@ def _optional(x, name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class DifficultyInputs:
-    "One epoch's observation and the controller's shape, validated."
+    """One epoch's observation and the controller's shape, validated.
+
+    Attributes:
+        current (int): threshold in force, ppm
+        observed_advances (float): accepted STATE_ADVANCE receipts in the epoch
+        target_advances (float): configured advances per epoch
+        quality_attempts (float): elevated (non-bogus) quality attempts
+        quality_high_threshold (float | None, default None): attempts counted as "many" (default 4 x target)
+        ramp_up_max_ratio (float | None, default None): largest ramp factor (default 1.5)
+        decay_ratio (float | None, default None): factor when idle under pressure (default 0.85)
+        small_drift_ratio (float | None, default None): accepted and ignored, as by the reference
+        under_target_recovery_ratio (float | None, default None): factor when under target with attempts (default 0.95)
+        major_delta_active (object, default None): only `True` freezes the threshold
+        min_clamp_ppm (int | None, default None): calibration-only floor
+        max_clamp_ppm (int | None, default None): calibration-only ceiling
+    """
     current: int                           # threshold in force, ppm
     observed_advances: float               # accepted STATE_ADVANCE receipts in the epoch
     target_advances: float                 # configured advances per epoch
@@ -71,7 +95,14 @@ class DifficultyInputs:
 
 @dataclass(frozen=True)
 class DifficultyOutput:
-    "The next epoch's threshold and why."
+    """The next epoch's threshold and why.
+
+    Attributes:
+        next (int): the next minImprovementPpm, ppm
+        reason (str): ramp_up | decay | no_change | small_drift_down | under_target_recovery | major_delta_grace
+        ratio_applied (float): the factor applied (1.0: none)
+        clamped (bool): whether the unclamped value fell outside the window
+    """
     next: int             # the next minImprovementPpm, ppm
     reason: str           # ramp_up | decay | no_change | small_drift_down | under_target_recovery | major_delta_grace
     ratio_applied: float  # the factor applied (1.0: none)
@@ -79,7 +110,11 @@ class DifficultyOutput:
 
 # %% ../../nbs/41_difficulty.ipynb #89859050
 def controller_step(i: DifficultyInputs) -> tuple:
-    "(ratio, reason) of the branch the controller takes for `i`."
+    """(ratio, reason) of the branch the controller takes for `i`.
+
+    Args:
+        i (DifficultyInputs)
+    """
     obs, target, quality = i.observed_advances, i.target_advances, i.quality_attempts
     if target <= 0: return 1.0, "no_change"
     if obs > target: return min(max(obs / target, 1.0), i.ramp_up_max_ratio), "ramp_up"
@@ -94,7 +129,15 @@ def next_min_improvement_ppm(current: int, # threshold in force, ppm
                              target_advances: float, # configured advances per epoch
                              quality_attempts: float, # elevated quality attempts in the epoch
                              **shape) -> DifficultyOutput: # the optional DifficultyInputs fields
-    "The next epoch's minImprovementPpm, as the reference's controller computes it."
+    """The next epoch's minImprovementPpm, as the reference's controller computes it.
+
+    Args:
+        current (int): threshold in force, ppm
+        observed_advances (float): accepted state advances in the epoch
+        target_advances (float): configured advances per epoch
+        quality_attempts (float): elevated quality attempts in the epoch
+        **shape: the optional DifficultyInputs fields
+    """
     i = DifficultyInputs(current, observed_advances, target_advances, quality_attempts, **shape)
     lo, hi = clamp_window(i.min_clamp_ppm, i.max_clamp_ppm)
     clamp = lambda v: min(max(v, lo), hi)
@@ -106,7 +149,14 @@ def next_min_improvement_ppm(current: int, # threshold in force, ppm
 # %% ../../nbs/41_difficulty.ipynb #3478149a
 @dataclass(frozen=True)
 class HistogramEntry:
-    "One snapshot's threshold move."
+    """One snapshot's threshold move.
+
+    Attributes:
+        epoch (int): the snapshot's epoch
+        current (int): threshold in force, ppm
+        next (int): threshold for the next epoch, ppm
+        reason (str): the controller's branch
+    """
     epoch: int    # the snapshot's epoch
     current: int  # threshold in force, ppm
     next: int     # threshold for the next epoch, ppm
@@ -114,7 +164,14 @@ class HistogramEntry:
 
 @dataclass(frozen=True)
 class DifficultyHistogram:
-    "The controller over a list of snapshots."
+    """The controller over a list of snapshots.
+
+    Attributes:
+        by_epoch (list): HistogramEntry per snapshot, in order
+        ramp_ups (int): snapshots that ramped up
+        decays (int): snapshots that decayed
+        clamp_hits (int): snapshots whose unclamped value left the window
+    """
     by_epoch: list   # HistogramEntry per snapshot, in order
     ramp_ups: int    # snapshots that ramped up
     decays: int      # snapshots that decayed
@@ -122,7 +179,11 @@ class DifficultyHistogram:
 
 def difficulty_histogram(snapshots: list, # dicts: `epoch` plus the DifficultyInputs fields
                         ) -> DifficultyHistogram:
-    "Run the controller over `snapshots` (each with its own `current`) and count its moves."
+    """Run the controller over `snapshots` (each with its own `current`) and count its moves.
+
+    Args:
+        snapshots (list): dicts: `epoch` plus the DifficultyInputs fields
+    """
     rows, outs = [], []
     for s in snapshots:
         inputs = {k: v for k, v in s.items() if k != "epoch"}
@@ -136,7 +197,12 @@ def difficulty_histogram(snapshots: list, # dicts: `epoch` plus the DifficultyIn
 def difficulty_trajectory(start: int, # the first epoch's threshold, ppm
                           epochs: list, # per epoch, every DifficultyInputs field but `current`
                          ) -> list:
-    "The controller chained over `epochs`: one DifficultyOutput per epoch."
+    """The controller chained over `epochs`: one DifficultyOutput per epoch.
+
+    Args:
+        start (int): the first epoch's threshold, ppm
+        epochs (list): per epoch, every DifficultyInputs field but `current`
+    """
     outs, current = [], start
     for e in epochs:
         outs.append(out := next_min_improvement_ppm(current, **e))
@@ -148,7 +214,13 @@ def is_major_delta(new_eval_hidden_count: float, # eval_hidden events after the 
                    prev_eval_hidden_count: float, # eval_hidden events before it
                    major_delta_threshold: float, # the bundle's majorDeltaThreshold
                   ) -> bool:
-    "Whether a corpus delta is large enough to put the next epoch under grace."
+    """Whether a corpus delta is large enough to put the next epoch under grace.
+
+    Args:
+        new_eval_hidden_count (float): eval_hidden events after the delta
+        prev_eval_hidden_count (float): eval_hidden events before it
+        major_delta_threshold (float): the bundle's majorDeltaThreshold
+    """
     new, prev, threshold = (_js_number(v, n) for v, n in ((new_eval_hidden_count, "new_eval_hidden_count"),
         (prev_eval_hidden_count, "prev_eval_hidden_count"), (major_delta_threshold, "major_delta_threshold")))
     return new - prev >= threshold

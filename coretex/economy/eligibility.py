@@ -14,7 +14,13 @@ from dataclasses import dataclass
 # %% ../../nbs/43_eligibility.ipynb #8a5ec5ac
 @dataclass(frozen=True)
 class EligibilityEvent:
-    "A ScreenerPassed or PatchMerged event."
+    """A ScreenerPassed or PatchMerged event.
+
+    Attributes:
+        epoch (int): the epoch it belongs to
+        miner (str): the miner's address, as written
+        patch_hash (str): 0x-prefixed patch hash, as written
+    """
     epoch: int       # the epoch it belongs to
     miner: str       # the miner's address, as written
     patch_hash: str  # 0x-prefixed patch hash, as written
@@ -26,7 +32,11 @@ class EligibilityEvent:
 
     @classmethod
     def of(cls, e) -> "EligibilityEvent":
-        "The event from a record or a dict with its keys."
+        """The event from a record or a dict with its keys.
+
+        Args:
+            e
+        """
         return e if isinstance(e, cls) else cls(e["epoch"], e["miner"], e["patch_hash"])
 
     @property
@@ -37,31 +47,61 @@ class EligibilityEvent:
 # %% ../../nbs/43_eligibility.ipynb #19ecf5d5
 @dataclass(frozen=True)
 class CreditIssuance:
-    "One tier credit, issued for a screened patch."
+    """One tier credit, issued for a screened patch.
+
+    Attributes:
+        epoch (int): as written in the first screener event
+        miner (str): as written in the first screener event
+        patch_hash (str): as written in the first screener event
+        tier_credits (int): the miner's tier credits
+    """
     epoch: int; miner: str; patch_hash: str  # as written in the first screener event
     tier_credits: int                         # the miner's tier credits
 
 @dataclass(frozen=True)
 class MultiplierAccrual:
-    "One merge accrual of a credited patch."
+    """One merge accrual of a credited patch.
+
+    Attributes:
+        epoch (int): as written in the merged event
+        miner (str): as written in the merged event
+        patch_hash (str): as written in the merged event
+    """
     epoch: int; miner: str; patch_hash: str   # as written in the merged event
 
 @dataclass(frozen=True)
 class SkippedEvent:
-    "An event the ledger did not count, kept for audit."
+    """An event the ledger did not count, kept for audit.
+
+    Attributes:
+        event (str): "screener" (repeat) or "merger" (repeat, or never screened)
+        epoch (int)
+        miner (str)
+        patch_hash (str)
+    """
     event: str                                # "screener" (repeat) or "merger" (repeat, or never screened)
     epoch: int; miner: str; patch_hash: str
 
 @dataclass(frozen=True)
 class EpochEligibility:
-    "The epoch's eligibility ledger."
+    """The epoch's eligibility ledger.
+
+    Attributes:
+        credit_issuances (list): CreditIssuance, in event order
+        multiplier_accruals (list): MultiplierAccrual, in event order
+        duplicates_skipped (list): SkippedEvent: screener repeats first, then merger skips
+    """
     credit_issuances: list     # CreditIssuance, in event order
     multiplier_accruals: list  # MultiplierAccrual, in event order
     duplicates_skipped: list   # SkippedEvent: screener repeats first, then merger skips
 
     @classmethod
     def of(cls, x) -> "EpochEligibility":
-        "The ledger from a record or a dict with its keys."
+        """The ledger from a record or a dict with its keys.
+
+        Args:
+            x
+        """
         if isinstance(x, cls): return x
         return cls([CreditIssuance(c["epoch"], c["miner"], c["patch_hash"], int(c["tier_credits"])) for c in x["credit_issuances"]],
                    [MultiplierAccrual(a["epoch"], a["miner"], a["patch_hash"]) for a in x["multiplier_accruals"]],
@@ -72,7 +112,13 @@ def build_epoch_eligibility(screener_events: list, # ScreenerPassed events (reco
                             merged_events: list, # PatchMerged events (records or dicts), any order
                             tier_credits_for, # miner as written -> its tier credits
                            ) -> EpochEligibility:
-    "The epoch's ledger: one credit per screened patch, at most one accrual per merged credited patch."
+    """The epoch's ledger: one credit per screened patch, at most one accrual per merged credited patch.
+
+    Args:
+        screener_events (list): ScreenerPassed events (records or dicts), any order
+        merged_events (list): PatchMerged events (records or dicts), any order
+        tier_credits_for: miner as written -> its tier credits
+    """
     credits, accruals, skipped, screened, merged = [], [], [], set(), set()
     for e in map(EligibilityEvent.of, screener_events):
         if e.key in screened: skipped.append(SkippedEvent("screener", e.epoch, e.miner, e.patch_hash)); continue
@@ -89,14 +135,24 @@ def build_epoch_eligibility(screener_events: list, # ScreenerPassed events (reco
 def miner_screener_credits(eligibility, # EpochEligibility (or its dict)
                            miner: str, # address, any case
                           ) -> int:
-    "Total tier credits issued to `miner` in the epoch."
+    """Total tier credits issued to `miner` in the epoch.
+
+    Args:
+        eligibility: EpochEligibility (or its dict)
+        miner (str): address, any case
+    """
     m = miner.lower()
     return sum(c.tier_credits for c in EpochEligibility.of(eligibility).credit_issuances if c.miner.lower() == m)
 
 def miner_has_merge(eligibility, # EpochEligibility (or its dict)
                     miner: str, # address, any case
                    ) -> bool:
-    "Whether `miner` has at least one merge accrual in the epoch."
+    """Whether `miner` has at least one merge accrual in the epoch.
+
+    Args:
+        eligibility: EpochEligibility (or its dict)
+        miner (str): address, any case
+    """
     m = miner.lower()
     return any(a.miner.lower() == m for a in EpochEligibility.of(eligibility).multiplier_accruals)
 
@@ -108,20 +164,35 @@ class BonusCapError(ValueError):
     "A merge bonus above its cap, or a claim base below zero."
 
 def js_bigint_div(a: int, b: int) -> int:
-    "JavaScript bigint division: the quotient truncated toward zero."
+    """JavaScript bigint division: the quotient truncated toward zero.
+
+    Args:
+        a (int)
+        b (int)
+    """
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
 @dataclass(frozen=True)
 class BonusLeaf:
-    "One miner's merge-bonus leaf of the CortexMergeBonus Merkle tree."
+    """One miner's merge-bonus leaf of the CortexMergeBonus Merkle tree.
+
+    Attributes:
+        miner (str): the miner's address text
+        bonus_botcoin (int): bonus in BOTCOIN base units
+        cap_botcoin (int): on-chain cap; the bonus must not exceed it
+    """
     miner: str          # the miner's address text
     bonus_botcoin: int  # bonus in BOTCOIN base units
     cap_botcoin: int    # on-chain cap; the bonus must not exceed it
 
     @classmethod
     def of(cls, leaf) -> "BonusLeaf":
-        "The leaf from a record or a dict with its keys."
+        """The leaf from a record or a dict with its keys.
+
+        Args:
+            leaf
+        """
         get = leaf.get if isinstance(leaf, dict) else lambda k: getattr(leaf, k)
         return leaf if isinstance(leaf, cls) else cls(get("miner"), int(get("bonus_botcoin")), int(get("cap_botcoin")))
 
@@ -130,7 +201,14 @@ def compute_miner_bonus(miner: str, # the miner's address (lower-cased in the le
                         multiplier_bps: int = MERGE_MULTIPLIER_BPS, # merge multiplier in bps
                         *, strict: bool = False, # also refuse a multiplier below 1x (the reference does not)
                        ) -> BonusLeaf:
-    "The miner's bonus leaf: bonus = cap = (multiplier - 1x) x claim base, truncated."
+    """The miner's bonus leaf: bonus = cap = (multiplier - 1x) x claim base, truncated.
+
+    Args:
+        miner (str): the miner's address (lower-cased in the leaf)
+        claim_base (int): the miner's pro-rata epoch reward, BOTCOIN base units
+        multiplier_bps (int, default MERGE_MULTIPLIER_BPS): merge multiplier in bps
+        strict (bool, default False): also refuse a multiplier below 1x (the reference does not)
+    """
     if claim_base < 0: raise BonusCapError(f"computeMinerBonus: claimBase must be non-negative, got {claim_base}")
     if strict and multiplier_bps < BPS_DIVISOR: raise BonusCapError(f"multiplier {multiplier_bps} bps is below 1x")
     bonus = js_bigint_div((multiplier_bps - BPS_DIVISOR) * claim_base, BPS_DIVISOR)
@@ -142,20 +220,33 @@ _PRIMARY = {c: i for i, c in enumerate(_ICU_ASCII)}
 _PRIMARY |= {c.upper(): _PRIMARY[c] for c in _ICU_ASCII if c.isalpha()}   # case is a tertiary difference
 
 def locale_compare_key(s: str) -> tuple:
-    "A sort key ordering strings as node's en-US `localeCompare` does (for ASCII)."
+    """A sort key ordering strings as node's en-US `localeCompare` does (for ASCII).
+
+    Args:
+        s (str)
+    """
     chars = [c for c in s if c in _PRIMARY or ord(c) > 127]   # other control characters are ignorable
     return (tuple(_PRIMARY.get(c, 1000 + ord(c)) for c in chars), tuple(c.isupper() for c in chars))
 
 # %% ../../nbs/43_eligibility.ipynb #78f34dff
 @dataclass(frozen=True)
 class MinerClaimBase:
-    "A miner's pro-rata share of the epoch reward across both lanes."
+    """A miner's pro-rata share of the epoch reward across both lanes.
+
+    Attributes:
+        miner (str): address, any case
+        claim_base (int): BOTCOIN base units
+    """
     miner: str       # address, any case
     claim_base: int  # BOTCOIN base units
 
     @classmethod
     def of(cls, x) -> "MinerClaimBase":
-        "The claim base from a record or a dict with its keys."
+        """The claim base from a record or a dict with its keys.
+
+        Args:
+            x
+        """
         return x if isinstance(x, cls) else cls(x["miner"], int(x["claim_base"]))
 
 def build_epoch_bonus_leaves(eligibility, # EpochEligibility (or its dict)
@@ -163,7 +254,14 @@ def build_epoch_bonus_leaves(eligibility, # EpochEligibility (or its dict)
                              multiplier_bps: int = MERGE_MULTIPLIER_BPS, # merge multiplier in bps
                              *, strict: bool = False, # refuse a multiplier below 1x (see compute_miner_bonus)
                             ) -> list:
-    "The epoch's merge-bonus leaves, one per merged miner with a non-zero bonus, in localeCompare order."
+    """The epoch's merge-bonus leaves, one per merged miner with a non-zero bonus, in localeCompare order.
+
+    Args:
+        eligibility: EpochEligibility (or its dict)
+        claim_bases (list): MinerClaimBase records or dicts
+        multiplier_bps (int, default MERGE_MULTIPLIER_BPS): merge multiplier in bps
+        strict (bool, default False): refuse a multiplier below 1x (see compute_miner_bonus)
+    """
     base = {c.miner.lower(): c.claim_base for c in map(MinerClaimBase.of, claim_bases)}
     leaves, seen = [], set()
     for a in EpochEligibility.of(eligibility).multiplier_accruals:
@@ -178,12 +276,20 @@ def build_epoch_bonus_leaves(eligibility, # EpochEligibility (or its dict)
 # %% ../../nbs/43_eligibility.ipynb #36e9ccfe
 def compute_epoch_total_bonus(leaves: list, # BonusLeaf records or dicts
                              ) -> int:
-    "BOTCOIN needed to fund the epoch's merge bonuses."
+    """BOTCOIN needed to fund the epoch's merge bonuses.
+
+    Args:
+        leaves (list): BonusLeaf records or dicts
+    """
     return sum(BonusLeaf.of(l).bonus_botcoin for l in leaves)
 
 def assert_bonus_within_cap(leaf, # a BonusLeaf or its dict
                            ) -> None:
-    "Refuse a leaf whose bonus exceeds its cap (BonusCapError)."
+    """Refuse a leaf whose bonus exceeds its cap (BonusCapError).
+
+    Args:
+        leaf: a BonusLeaf or its dict
+    """
     l = BonusLeaf.of(leaf)
     if l.bonus_botcoin > l.cap_botcoin:
         raise BonusCapError(f"multiplier cap violation: miner={l.miner} bonus={l.bonus_botcoin} cap={l.cap_botcoin}")

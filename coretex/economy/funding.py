@@ -19,12 +19,20 @@ _JS_INT = re.compile(r"\s*([+-]?)(?:0[xX])?([0-9a-fA-F]*)")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 
 def js_parse_hex_byte(pair: str) -> int:
-    "The byte JavaScript stores for parseInt(pair, 16) in a Uint8Array (NaN → 0, negatives wrap)."
+    """The byte JavaScript stores for parseInt(pair, 16) in a Uint8Array (NaN → 0, negatives wrap).
+
+    Args:
+        pair (str)
+    """
     sign, digits = _JS_INT.match(pair).groups()
     return (-1 if sign == "-" else 1) * int(digits, 16) % 256 if digits else 0
 
 def js_hex_to_bytes(hex_text: str) -> bytes:
-    "Bytes of `hex_text` as the reference's lenient hexToBytes reads them; odd length raises ValueError."
+    """Bytes of `hex_text` as the reference's lenient hexToBytes reads them; odd length raises ValueError.
+
+    Args:
+        hex_text (str)
+    """
     s = hex_text[2:] if hex_text.startswith("0x") else hex_text
     if len(s) % 2: raise ValueError("hexToBytes: odd-length hex string")
     if _HEX_DIGITS.fullmatch(s): return bytes.fromhex(s)  # plain hex reads the same either way, much faster
@@ -32,12 +40,20 @@ def js_hex_to_bytes(hex_text: str) -> bytes:
 
 # %% ../../nbs/45_funding.ipynb #a85f4742
 def uint256(value: int) -> bytes:
-    "`value` mod 2^256 as 32 big-endian bytes (the reference's encodeUint256)."
+    """`value` mod 2^256 as 32 big-endian bytes (the reference's encodeUint256).
+
+    Args:
+        value (int)
+    """
     return (value % 2**256).to_bytes(32, "big")
 
 def compute_leaf_hash(leaf, # a BonusLeaf or a dict with miner, bonus_botcoin, cap_botcoin
                      ) -> bytes:
-    "keccak256(20-byte miner ‖ uint256 bonus ‖ uint256 cap); an address of another length raises ValueError."
+    """keccak256(20-byte miner ‖ uint256 bonus ‖ uint256 cap); an address of another length raises ValueError.
+
+    Args:
+        leaf: a BonusLeaf or a dict with miner, bonus_botcoin, cap_botcoin
+    """
     leaf = BonusLeaf.of(leaf)
     address = js_hex_to_bytes(leaf.miner if leaf.miner.startswith("0x") else "0x" + leaf.miner)
     if len(address) != 20: raise ValueError(f"computeLeafHash: address must be 20 bytes, got {len(address)}")
@@ -47,12 +63,21 @@ def compute_leaf_hash(leaf, # a BonusLeaf or a dict with miner, bonus_botcoin, c
 def hash_pair(a: bytes, # one node (its length sets how far the comparison looks)
               b: bytes, # the other node
              ) -> bytes:
-    "keccak256 of the two nodes, the smaller first (compared byte by byte over `a`, as the reference does)."
+    """keccak256 of the two nodes, the smaller first (compared byte by byte over `a`, as the reference does).
+
+    Args:
+        a (bytes): one node (its length sets how far the comparison looks)
+        b (bytes): the other node
+    """
     smaller_first = next((x < y for x, y in zip(a, b.ljust(len(a), b"\0")) if x != y), True)
     return keccak256(a, b) if smaller_first else keccak256(b, a)
 
 def bonus_tree_levels(leaf_hashes: list) -> list:
-    "Every level of the bonus tree, leaves first and the root's level last."
+    """Every level of the bonus tree, leaves first and the root's level last.
+
+    Args:
+        leaf_hashes (list)
+    """
     levels = [list(leaf_hashes) or [BLANK_HASH]]
     while len(levels[-1]) > 1:
         level = levels[-1]
@@ -61,7 +86,11 @@ def bonus_tree_levels(leaf_hashes: list) -> list:
 
 def compute_bonus_merkle_root(leaves: list, # BonusLeaf records or dicts, in funding order
                              ) -> bytes:
-    "The OpenZeppelin-style Merkle root over the leaves' hashes in the given order."
+    """The OpenZeppelin-style Merkle root over the leaves' hashes in the given order.
+
+    Args:
+        leaves (list): BonusLeaf records or dicts, in funding order
+    """
     return bonus_tree_levels([compute_leaf_hash(l) for l in leaves])[-1][0]
 
 # %% ../../nbs/45_funding.ipynb #f68758c8
@@ -69,11 +98,22 @@ FUND_EPOCH_SELECTOR = keccak256(b"fundEpoch(uint64,bytes32,uint256)")[:4]
 
 @dataclass(frozen=True)
 class FundEpochCalldata:
-    "The fundEpoch transaction's calldata, the Merkle root it funds and the unreduced total bonus."
+    """The fundEpoch transaction's calldata, the Merkle root it funds and the unreduced total bonus.
+
+    Attributes:
+        calldata (bytes)
+        merkle_root (bytes)
+        total_bonus (int)
+    """
     calldata: bytes; merkle_root: bytes; total_bonus: int
 
 def check_funding(epoch: int, leaves: list) -> None:
-    "Refuse (ValueError) what the reference would silently wrap or misread: a non-hex address, an amount outside uint256, an epoch outside uint64."
+    """Refuse (ValueError) what the reference would silently wrap or misread: a non-hex address, an amount outside uint256, an epoch outside uint64.
+
+    Args:
+        epoch (int)
+        leaves (list)
+    """
     if not 0 <= epoch < 2**64: raise ValueError(f"epoch {epoch} is not a uint64")
     for l in leaves:
         from_hex(l.miner, 20, "miner")
@@ -84,7 +124,13 @@ def build_fund_epoch_calldata(epoch: int, # the epoch funded
                               leaves: list, # its bonus leaves, in funding order
                               strict: bool = False, # refuse what the reference wraps (check_funding)
                              ) -> FundEpochCalldata:
-    "Calldata for fundEpoch(epoch mod 2^64, root, total mod 2^256) over `leaves`."
+    """Calldata for fundEpoch(epoch mod 2^64, root, total mod 2^256) over `leaves`.
+
+    Args:
+        epoch (int): the epoch funded
+        leaves (list): its bonus leaves, in funding order
+        strict (bool, default False): refuse what the reference wraps (check_funding)
+    """
     leaves = [BonusLeaf.of(l) for l in leaves]
     if strict: check_funding(epoch, leaves)
     root, total = compute_bonus_merkle_root(leaves), sum(l.bonus_botcoin for l in leaves)
@@ -93,13 +139,26 @@ def build_fund_epoch_calldata(epoch: int, # the epoch funded
 # %% ../../nbs/45_funding.ipynb #48703e0f
 @dataclass(frozen=True)
 class MinerClaimProof:
-    "A miner's claim: its leaf (miner lower-cased), the sibling hashes bottom-up and its index among the leaves."
+    """A miner's claim: its leaf (miner lower-cased), the sibling hashes bottom-up and its index among the leaves.
+
+    Attributes:
+        miner (str)
+        bonus_botcoin (int)
+        cap_botcoin (int)
+        proof (list)
+        leaf_index (int)
+    """
     miner: str; bonus_botcoin: int; cap_botcoin: int; proof: list; leaf_index: int
 
 def build_miner_claim_proof(leaves: list, # the epoch's bonus leaves, in funding order
                             miner: str, # the claiming miner's address (any case)
                            ) -> MinerClaimProof|None:
-    "The Merkle proof of the first leaf of `miner`, or None if it has none."
+    """The Merkle proof of the first leaf of `miner`, or None if it has none.
+
+    Args:
+        leaves (list): the epoch's bonus leaves, in funding order
+        miner (str): the claiming miner's address (any case)
+    """
     leaves = [BonusLeaf.of(l) for l in leaves]
     index = next((i for i, l in enumerate(leaves) if l.miner.lower() == miner.lower()), None)
     if index is None: return None
@@ -114,7 +173,13 @@ def verify_miner_claim_proof(leaf, # the claimed BonusLeaf (or dict)
                              proof: list, # sibling hashes, hex, bottom-up
                              root, # the funded Merkle root (bytes or hex)
                             ) -> bool:
-    "Whether folding `proof` onto the leaf's hash gives `root`."
+    """Whether folding `proof` onto the leaf's hash gives `root`.
+
+    Args:
+        leaf: the claimed BonusLeaf (or dict)
+        proof (list): sibling hashes, hex, bottom-up
+        root: the funded Merkle root (bytes or hex)
+    """
     node = compute_leaf_hash(leaf)
     for sibling in proof: node = hash_pair(node, js_hex_to_bytes(sibling))
     return node == as_bytes(root)

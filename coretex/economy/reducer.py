@@ -19,14 +19,24 @@ from .work_units import OUTCOME_CORETEX_STATE_ADVANCE, compute_core_tex_work_uni
 
 # %% ../../nbs/44_reducer.ipynb #a2370925
 def pipeline_of(policy_atoms_mode: bool) -> str:
-    "The patch pipeline a lane runs: r5 when policy atoms are on (only a literal True counts, as in the reference)."
+    """The patch pipeline a lane runs: r5 when policy atoms are on (only a literal True counts, as in the reference).
+
+    Args:
+        policy_atoms_mode (bool)
+    """
     return "r5" if policy_atoms_mode is True else "r4"
 
 def apply_onto_current(current, # the state the patch lands on (1024 ints)
                        p: Patch, # the decoded patch
                        policy_atoms_mode: bool = False, # r5 checks when True
                       ) -> tuple:
-    "The cells of `current` after `p`, checked as apply_patch checks them except the parent root; PatchError if refused."
+    """The cells of `current` after `p`, checked as apply_patch checks them except the parent root; PatchError if refused.
+
+    Args:
+        current: the state the patch lands on (1024 ints)
+        p (Patch): the decoded patch
+        policy_atoms_mode (bool, default False): r5 checks when True
+    """
     trusted = prepare(current, [[p.parent_root]])  # the patch's own parent stands in for the root: E01 cannot fire
     writes = check_patch(trusted, p, pipeline_of(policy_atoms_mode))
     new = list(current)
@@ -38,25 +48,46 @@ MarginalEvaluator = Callable[[tuple, Patch], int]  # (state words, patch) -> mar
 
 @dataclass(frozen=True)
 class AcceptCodes:
-    "The labels a lane gives the accept step's refusals."
+    """The labels a lane gives the accept step's refusals.
+
+    Attributes:
+        not_improvement (str)
+        wrong_parent (str)
+        reserved_bit (str)
+        invalid_target (str)
+    """
     not_improvement: str; wrong_parent: str; reserved_bit: str; invalid_target: str
     @classmethod
     def of(cls, codes) -> "AcceptCodes": return codes if isinstance(codes, cls) else cls(**codes)
     def label(self, code: str) -> str:
-        "The lane's label for an apply refusal's E-code."
+        """The lane's label for an apply refusal's E-code.
+
+        Args:
+            code (str)
+        """
         return {"E01": self.wrong_parent, "E04": self.reserved_bit, "E05": self.not_improvement}.get(code, self.invalid_target)
 
 @dataclass(frozen=True)
 class StepAccepted:
-    "The accept step kept the patch: the new state and the gain it was kept for."
+    """The accept step kept the patch: the new state and the gain it was kept for.
+
+    Attributes:
+        state (tuple)
+        marginal_gain (int)
+    """
     state: tuple; marginal_gain: int
     ok = True
     @property
     def state_root(self) -> bytes: return state_root(self.state)
+    def __repr__(self): return f"StepAccepted(gain {self.marginal_gain}, state root 0x{self.state_root[:4].hex()}..)"  # not 1,024 cells
 
 @dataclass(frozen=True)
 class StepRefused:
-    "The accept step refused the patch, with the lane's label."
+    """The accept step refused the patch, with the lane's label.
+
+    Attributes:
+        reason (str)
+    """
     reason: str
     ok = False
 
@@ -69,7 +100,17 @@ def evaluate_and_apply_onto_current(current, # the state the patch lands on
                                     policy_atoms_mode: bool, # r5 checks when True
                                     codes, # AcceptCodes or a dict with its four labels
                                    ) -> StepAccepted|StepRefused:
-    "The accept step: the marginal gain against the threshold, then the patch applied onto `current`."
+    """The accept step: the marginal gain against the threshold, then the patch applied onto `current`.
+
+    Args:
+        current: the state the patch lands on
+        patch (Patch): the decoded patch
+        marginal_evaluator (MarginalEvaluator): what the patch adds to `current`
+        threshold (int): the least gain kept
+        strict_improvement (bool): True: gain must exceed the threshold (live lane)
+        policy_atoms_mode (bool): r5 checks when True
+        codes: AcceptCodes or a dict with its four labels
+    """
     codes = AcceptCodes.of(codes)
     gain = marginal_evaluator(current, patch)
     if not (gain > threshold if strict_improvement else gain >= threshold): return StepRefused(codes.not_improvement)
@@ -78,12 +119,20 @@ def evaluate_and_apply_onto_current(current, # the state the patch lands on
 
 # %% ../../nbs/44_reducer.ipynb #8499c8e9
 def as_bytes(b) -> bytes:
-    "Bytes given as bytes or as hex text."
+    """Bytes given as bytes or as hex text.
+
+    Args:
+        b
+    """
     return bytes(b) if isinstance(b, (bytes, bytearray)) else from_hex(b, what="bytes")
 
 def compute_patch_set_root(patch_bytes: list, # wire bytes of the kept patches, in acceptance order (bytes or hex)
                           ) -> bytes:
-    "keccak256 over the concatenated keccak256 of each kept patch; keccak256('') when none."
+    """keccak256 over the concatenated keccak256 of each kept patch; keccak256('') when none.
+
+    Args:
+        patch_bytes (list): wire bytes of the kept patches, in acceptance order (bytes or hex)
+    """
     if not patch_bytes: return BLANK_HASH
     return keccak256(b"".join(keccak256(as_bytes(b)) for b in patch_bytes))
 
@@ -94,11 +143,23 @@ BATCH_CODES = AcceptCodes(R02_SEMANTIC_CONFLICT, R03_WRONG_PARENT_ROOT, R05_RESE
 
 @dataclass(frozen=True)
 class EpochPatch:
-    "A patch offered to a reducer lane: decoded, its wire bytes, its claimed score delta, its evaluator, its miner."
+    """A patch offered to a reducer lane: decoded, its wire bytes, its claimed score delta, its evaluator, its miner.
+
+    Attributes:
+        patch (Patch)
+        patch_bytes (bytes)
+        score_delta (int)
+        marginal_evaluator (MarginalEvaluator)
+        miner (str, default '')
+    """
     patch: Patch; patch_bytes: bytes; score_delta: int; marginal_evaluator: MarginalEvaluator; miner: str = ""
     @classmethod
     def of(cls, item) -> "EpochPatch":
-        "An EpochPatch from a record or a dict with the contract's keys."
+        """An EpochPatch from a record or a dict with the contract's keys.
+
+        Args:
+            item
+        """
         if isinstance(item, cls): return item
         return cls(item["patch"], as_bytes(item["patch_bytes"]), int(item["score_delta"]), item["marginal_evaluator"],
                    item.get("miner", ""))
@@ -108,18 +169,40 @@ class EpochPatch:
 
 @dataclass(frozen=True)
 class AcceptedPatch:
-    "A patch the reducer kept, with the gain it was kept for and its place in the kept order."
+    """A patch the reducer kept, with the gain it was kept for and its place in the kept order.
+
+    Attributes:
+        patch_bytes (bytes)
+        marginal_gain (int)
+        acceptance_index (int)
+    """
     patch_bytes: bytes; marginal_gain: int; acceptance_index: int
 
 @dataclass(frozen=True)
 class RejectedPatch:
-    "A patch the reducer refused, with its R-code."
+    """A patch the reducer refused, with its R-code.
+
+    Attributes:
+        patch_bytes (bytes)
+        reason (str)
+    """
     patch_bytes: bytes; reason: str
 
 @dataclass(frozen=True)
 class ReducerOutput:
-    "What an epoch's reduction produces: the new state and its root, the patch-set root, what was kept and refused."
+    """What an epoch's reduction produces: the new state and its root, the patch-set root, what was kept and refused.
+
+    Attributes:
+        new_state (tuple)
+        new_state_root (bytes)
+        patch_set_root (bytes)
+        accepted (list)
+        rejected (list)
+    """
     new_state: tuple; new_state_root: bytes; patch_set_root: bytes; accepted: list; rejected: list
+    def __repr__(self):  # the new state's 1,024 cells would fill a screen
+        return (f"ReducerOutput(root 0x{self.new_state_root[:4].hex()}.., patch set 0x{self.patch_set_root[:4].hex()}.., "
+                f"{len(self.accepted)} accepted, {len(self.rejected)} rejected)")
 
 # %% ../../nbs/44_reducer.ipynb #6440fd39
 def reduce(parent_state, # the epoch's parent state (1024 ints)
@@ -127,7 +210,14 @@ def reduce(parent_state, # the epoch's parent state (1024 ints)
            threshold: int = 0, # the least marginal gain kept
            policy_atoms_mode: bool = False, # r5 checks when True
           ) -> ReducerOutput:
-    "The end-of-epoch greedy reducer: wrong parents out (R03), the rest ranked and applied without overlaps."
+    """The end-of-epoch greedy reducer: wrong parents out (R03), the rest ranked and applied without overlaps.
+
+    Args:
+        parent_state: the epoch's parent state (1024 ints)
+        patches (list): EpochPatch records or dicts (patch, patch_bytes, score_delta, marginal_evaluator)
+        threshold (int, default 0): the least marginal gain kept
+        policy_atoms_mode (bool, default False): r5 checks when True
+    """
     items, levels = [EpochPatch.of(x) for x in patches], merkle_levels(parent_state)
     parent_root = levels[-1][0]
     rejected = [RejectedPatch(x.patch_bytes, R03_WRONG_PARENT_ROOT) for x in items if x.patch.parent_root != parent_root]
@@ -148,34 +238,77 @@ def reduce(parent_state, # the epoch's parent state (1024 ints)
 # %% ../../nbs/44_reducer.ipynb #48cf347f
 @dataclass(frozen=True)
 class RewardOptions:
-    "The live lane's reward inputs: the tier counter, the work policy, and r5 mode."
+    """The live lane's reward inputs: the tier counter, the work policy, and r5 mode.
+
+    Attributes:
+        qualified_screener_passes_since_last_state_advance (object, default 0): int, safe float or decimal string
+        work_policy (dict | None, default None)
+        policy_atoms_mode (bool, default False)
+    """
     qualified_screener_passes_since_last_state_advance: object = 0  # int, safe float or decimal string
     work_policy: dict|None = None
     policy_atoms_mode: bool = False
     @classmethod
     def of(cls, options) -> "RewardOptions":
-        "RewardOptions from a record, a dict or None."
+        """RewardOptions from a record, a dict or None.
+
+        Args:
+            options
+        """
         return options if isinstance(options, cls) else cls(**(options or {}))
     def work_units_bps(self, advances_so_far: int) -> int:
-        "What the next advance earns: the tier for the counter plus the advances already made."
+        """What the next advance earns: the tier for the counter plus the advances already made.
+
+        Args:
+            advances_so_far (int)
+        """
         counter = work_amount(self.qualified_screener_passes_since_last_state_advance, "reward counter")
         return compute_core_tex_work_units_bps(OUTCOME_CORETEX_STATE_ADVANCE, counter + advances_so_far, self.work_policy)
 
 @dataclass(frozen=True)
 class StateAdvance:
-    "One live advance: who, which patch, the roots before and after, its gain and the work units it earns."
+    """One live advance: who, which patch, the roots before and after, its gain and the work units it earns.
+
+    Attributes:
+        miner (str)
+        patch_bytes (bytes)
+        patch_hash (str)
+        parent_state_root (str)
+        new_state_root (str)
+        marginal_gain (int)
+        work_units_bps (int)
+        credit_units (int)
+        advance_index (int)
+    """
     miner: str; patch_bytes: bytes; patch_hash: str; parent_state_root: str; new_state_root: str
     marginal_gain: int; work_units_bps: int; credit_units: int; advance_index: int
 
 @dataclass(frozen=True)
 class LiveRejected:
-    "A patch the live lane refused: its miner as given, its bytes and its code."
+    """A patch the live lane refused: its miner as given, its bytes and its code.
+
+    Attributes:
+        miner (str)
+        patch_bytes (bytes)
+        reason (str)
+    """
     miner: str; patch_bytes: bytes; reason: str
 
 @dataclass(frozen=True)
 class LiveEpochOutput:
-    "The live lane's result: the advanced state and its root, the patch-set root over the advances, and the refusals."
+    """The live lane's result: the advanced state and its root, the patch-set root over the advances, and the refusals.
+
+    Attributes:
+        new_state (tuple)
+        new_state_root (bytes)
+        patch_set_root (bytes)
+        advances (list)
+        rejected (list)
+    """
     new_state: tuple; new_state_root: bytes; patch_set_root: bytes; advances: list; rejected: list
+    def __repr__(self):  # the new state's 1,024 cells would fill a screen
+        return (f"LiveEpochOutput(root 0x{self.new_state_root[:4].hex()}.., patch set 0x{self.patch_set_root[:4].hex()}.., "
+                f"{len(self.advances)} advances, {len(self.rejected)} rejected)")
 
 LIVE_CODES = AcceptCodes(L01_NOT_IMPROVEMENT, R03_WRONG_PARENT_ROOT, R05_RESERVED_BIT_SET, R04_INVALID_TARGET)
 
@@ -185,7 +318,14 @@ def advance_epoch_state(parent_state, # the epoch's parent state (1024 ints)
                         threshold: int = 0, # the gain an advance must exceed
                         reward_options=None, # RewardOptions or a dict of them
                        ) -> LiveEpochOutput:
-    "The live lane: each patch on the live root that strictly improves it advances the state and earns work units."
+    """The live lane: each patch on the live root that strictly improves it advances the state and earns work units.
+
+    Args:
+        parent_state: the epoch's parent state (1024 ints)
+        patches (list): EpochPatch records or dicts, with miner, in arrival order
+        threshold (int, default 0): the gain an advance must exceed
+        reward_options (default None): RewardOptions or a dict of them
+    """
     options, current = RewardOptions.of(reward_options), tuple(parent_state)
     levels, advances, rejected = merkle_levels(current), [], []
     for x in map(EpochPatch.of, patches):

@@ -24,55 +24,110 @@ EVENT_TOPICS = {
 
 @dataclass(frozen=True)
 class PatchAccepted:
-    "A CortexPatchAccepted event (roots and hashes as hex text, the patch as bytes)."
+    """A CortexPatchAccepted event (roots and hashes as hex text, the patch as bytes).
+
+    Attributes:
+        epoch (int)
+        miner (str)
+        parent_state_root (str)
+        patch_hash (str)
+        eval_report_hash (str)
+        compact_patch_bytes (bytes)
+    """
     epoch: int; miner: str; parent_state_root: str; patch_hash: str; eval_report_hash: str; compact_patch_bytes: bytes
     @classmethod
     def of(cls, e) -> "PatchAccepted":
-        "A PatchAccepted from a record or a dict (bytes may be hex)."
+        """A PatchAccepted from a record or a dict (bytes may be hex).
+
+        Args:
+            e
+        """
         return e if isinstance(e, cls) else cls(int(e["epoch"]), e["miner"], e["parent_state_root"], e["patch_hash"],
                                                e["eval_report_hash"], as_bytes(e["compact_patch_bytes"]))
 
 @dataclass(frozen=True)
 class EpochFinalized:
-    "A CortexEpochFinalized event (roots as hex text)."
+    """A CortexEpochFinalized event (roots as hex text).
+
+    Attributes:
+        epoch (int)
+        parent_state_root (str)
+        patch_set_root (str)
+        new_state_root (str)
+        core_version_hash (str)
+        experience_corpus_root (str)
+    """
     epoch: int; parent_state_root: str; patch_set_root: str; new_state_root: str; core_version_hash: str; experience_corpus_root: str
     @classmethod
     def of(cls, e) -> "EpochFinalized":
-        "An EpochFinalized from a record or a dict."
+        """An EpochFinalized from a record or a dict.
+
+        Args:
+            e
+        """
         return e if isinstance(e, cls) else cls(int(e["epoch"]), *(e[k] for k in (
             "parent_state_root", "patch_set_root", "new_state_root", "core_version_hash", "experience_corpus_root")))
 
 @dataclass(frozen=True)
 class StateSnapshot:
-    "A CortexStateSnapshot event: the root it claims and the packed state bytes."
+    """A CortexStateSnapshot event: the root it claims and the packed state bytes.
+
+    Attributes:
+        epoch (int)
+        state_root (str)
+        full_state_bytes (bytes)
+    """
     epoch: int; state_root: str; full_state_bytes: bytes
     @classmethod
     def of(cls, e) -> "StateSnapshot":
-        "A StateSnapshot from a record or a dict (bytes may be hex)."
+        """A StateSnapshot from a record or a dict (bytes may be hex).
+
+        Args:
+            e
+        """
         return e if isinstance(e, cls) else cls(int(e["epoch"]), e["state_root"], as_bytes(e["full_state_bytes"]))
 
 # %% ../../nbs/46_verify_epoch.ipynb #1204d473
 def topic_int(topics: list, # the log's hex topics
               i: int, # which topic
              ) -> int:
-    "Topic `i` as an integer (0 when the log has no such topic)."
+    """Topic `i` as an integer (0 when the log has no such topic).
+
+    Args:
+        topics (list): the log's hex topics
+        i (int): which topic
+    """
     t = topics[i] if i < len(topics) else "0x0"
     return int(t, 16) if t[:2].lower() == "0x" else int(t or "0")
 
 def log_data(data: str) -> bytes:
-    "A log's data as bytes, read leniently, with or without 0x."
+    """A log's data as bytes, read leniently, with or without 0x.
+
+    Args:
+        data (str)
+    """
     return js_hex_to_bytes(data if data.startswith("0x") else "0x" + data)
 
 def abi_word(data: bytes, # the log's data
              slot: int, # byte offset of the word
             ) -> bytes:
-    "The 32-byte word at byte `slot` (shorter at the end of short data)."
+    """The 32-byte word at byte `slot` (shorter at the end of short data).
+
+    Args:
+        data (bytes): the log's data
+        slot (int): byte offset of the word
+    """
     return data[slot:slot + 32]
 
 def abi_bytes(data: bytes, # the log's data
               slot: int, # byte offset of the field's offset word
              ) -> bytes:
-    "The dynamic `bytes` whose offset word is at byte `slot`."
+    """The dynamic `bytes` whose offset word is at byte `slot`.
+
+    Args:
+        data (bytes): the log's data
+        slot (int): byte offset of the field's offset word
+    """
     as_int = lambda at: int.from_bytes(data[at:at + 32].ljust(32, b"\0"), "big")
     start = as_int(slot)
     return data[start + 32:start + 32 + as_int(start)]
@@ -81,7 +136,12 @@ def abi_bytes(data: bytes, # the log's data
 def decode_patch_accepted_log(topics: list, # hex topics: signature, epoch, miner
                               data: str, # hex data: parent root, patch hash, report hash, patch bytes
                              ) -> PatchAccepted:
-    "The CortexPatchAccepted event in a log."
+    """The CortexPatchAccepted event in a log.
+
+    Args:
+        topics (list): hex topics: signature, epoch, miner
+        data (str): hex data: parent root, patch hash, report hash, patch bytes
+    """
     raw, miner = log_data(data), topics[2] if len(topics) > 2 else "0x" + "00" * 32
     return PatchAccepted(topic_int(topics, 1), "0x" + miner.removeprefix("0x")[-40:].lower(), to_hex(abi_word(raw, 0)),
                          to_hex(abi_word(raw, 32)), to_hex(abi_word(raw, 64)), abi_bytes(raw, 96))
@@ -89,28 +149,54 @@ def decode_patch_accepted_log(topics: list, # hex topics: signature, epoch, mine
 def decode_epoch_finalized_log(topics: list, # hex topics: signature, epoch
                                data: str, # hex data: the five roots and hashes
                               ) -> EpochFinalized:
-    "The CortexEpochFinalized event in a log."
+    """The CortexEpochFinalized event in a log.
+
+    Args:
+        topics (list): hex topics: signature, epoch
+        data (str): hex data: the five roots and hashes
+    """
     raw = log_data(data)
     return EpochFinalized(topic_int(topics, 1), *(to_hex(abi_word(raw, 32 * k)) for k in range(5)))
 
 def decode_state_snapshot_log(topics: list, # hex topics: signature, epoch
                               data: str, # hex data: state root, full state bytes
                              ) -> StateSnapshot:
-    "The CortexStateSnapshot event in a log."
+    """The CortexStateSnapshot event in a log.
+
+    Args:
+        topics (list): hex topics: signature, epoch
+        data (str): hex data: state root, full state bytes
+    """
     raw = log_data(data)
     return StateSnapshot(topic_int(topics, 1), to_hex(abi_word(raw, 0)), abi_bytes(raw, 32))
 
 # %% ../../nbs/46_verify_epoch.ipynb #fe35a308
 @dataclass(frozen=True)
 class EpochVerified:
-    "verify-epoch's answer: both roots, whether they match, and which patches made the reproduced one."
+    """verify-epoch's answer: both roots, whether they match, and which patches made the reproduced one.
+
+    Attributes:
+        epoch (int)
+        reproduced_state_root (str)
+        expected_state_root (str)
+        match (bool)
+        patches_processed (int)
+        accepted_patch_hashes (list)
+        source (str)
+        strict_failures (tuple, default ())
+    """
     epoch: int; reproduced_state_root: str; expected_state_root: str; match: bool; patches_processed: int
     accepted_patch_hashes: list; source: str; strict_failures: tuple = ()
     ok = True
 
 @dataclass(frozen=True)
 class EpochUnverifiable:
-    "verify-epoch could not run: NO_FINALIZED_EVENT, NO_SNAPSHOT_OR_GENESIS or SNAPSHOT_DECODE_ERROR."
+    """verify-epoch could not run: NO_FINALIZED_EVENT, NO_SNAPSHOT_OR_GENESIS or SNAPSHOT_DECODE_ERROR.
+
+    Attributes:
+        code (str)
+        message (str)
+    """
     code: str; message: str
     ok = False
 
@@ -118,7 +204,12 @@ class EpochUnverifiable:
 def eligible_patches(events: list, # PatchAccepted events
                      parent_root: bytes, # the start state's root
                     ) -> list:
-    "(patch, bytes, hash) of the events whose roots and hash bind their bytes to `parent_root`, in reducer order."
+    """(patch, bytes, hash) of the events whose roots and hash bind their bytes to `parent_root`, in reducer order.
+
+    Args:
+        events (list): PatchAccepted events
+        parent_root (bytes): the start state's root
+    """
     root, kept = to_hex(parent_root), []
     for e in events:
         if e.parent_state_root.lower() != root: continue
@@ -132,7 +223,13 @@ def replay_epoch(start, # the start state (1024 ints)
                  events: list, # PatchAccepted events
                  policy_atoms_mode: bool = False, # r5 checks when True
                 ) -> tuple:
-    "(final state's root, kept patches' bytes, their hashes) of re-reducing `events` onto `start`."
+    """(final state's root, kept patches' bytes, their hashes) of re-reducing `events` onto `start`.
+
+    Args:
+        start: the start state (1024 ints)
+        events (list): PatchAccepted events
+        policy_atoms_mode (bool, default False): r5 checks when True
+    """
     current, levels, written, kept, hashes = tuple(start), merkle_levels(start), set(), [], []
     for p, raw, h in eligible_patches(events, levels[-1][0]):
         if written.intersection(p.indices): continue
@@ -149,7 +246,16 @@ def strict_findings(epoch: int, # the epoch verified
                     start, # the start state (1024 ints)
                     kept: list, # wire bytes of the patches the replay kept, in order
                    ) -> tuple:
-    "The checks the reference skips that fail, by name."
+    """The checks the reference skips that fail, by name.
+
+    Args:
+        epoch (int): the epoch verified
+        finalized (EpochFinalized): its finalization
+        events (list): its PatchAccepted events
+        snapshot (StateSnapshot | None): the snapshot it started from, if any
+        start: the start state (1024 ints)
+        kept (list): wire bytes of the patches the replay kept, in order
+    """
     start_root = to_hex(state_root(start))
     found = [("finalized parent_state_root is not the start state's root", finalized.parent_state_root.lower() != start_root),
              ("finalized patch_set_root is not the kept patches' root",
@@ -166,7 +272,17 @@ def verify_epoch(epoch: int, # the epoch to verify
                  policy_atoms_mode: bool = False, # r5 checks when True
                  strict: bool = False, # also run the checks the reference skips
                 ) -> EpochVerified|EpochUnverifiable:
-    "Reproduce the finalized epoch's new state root from its events."
+    """Reproduce the finalized epoch's new state root from its events.
+
+    Args:
+        epoch (int): the epoch to verify
+        finalized_event: its EpochFinalized (or dict), or None
+        patch_events (list): its PatchAccepted events (or dicts)
+        snapshot_event: a StateSnapshot (or dict) of the start state, or None
+        genesis_state (default None): the start state when there is no snapshot (1024 ints)
+        policy_atoms_mode (bool, default False): r5 checks when True
+        strict (bool, default False): also run the checks the reference skips
+    """
     if finalized_event is None: return EpochUnverifiable("NO_FINALIZED_EVENT", f"No CortexEpochFinalized event for epoch {epoch}")
     finalized, events = EpochFinalized.of(finalized_event), [PatchAccepted.of(e) for e in patch_events]
     snapshot = None if snapshot_event is None else StateSnapshot.of(snapshot_event)

@@ -29,7 +29,13 @@ def work_amount(value, # int (bigint), float (JS number) or decimal string
                 label: str, # the field's name, for the error
                 signed: bool = False, # whether a negative value is allowed
                ) -> int:
-    "The integer an amount stands for, refused unless written canonically."
+    """The integer an amount stands for, refused unless written canonically.
+
+    Args:
+        value: int (bigint), float (JS number) or decimal string
+        label (str): the field's name, for the error
+        signed (bool, default False): whether a negative value is allowed
+    """
     if isinstance(value, int) and not isinstance(value, bool): n = value
     elif isinstance(value, float):
         if not (value.is_integer() and abs(value) <= SAFE_INTEGER): raise WorkAmountError(f"{label} must be a safe integer")
@@ -106,7 +112,11 @@ def _snake(name: str) -> str: return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower
 
 def screener_calibration(cal: _Fields, # the policy's screenerPass.calibration
                         ) -> dict:
-    "The calibration's amounts (snake_case keys), checked against the protocol's bounds."
+    """The calibration's amounts (snake_case keys), checked against the protocol's bounds.
+
+    Args:
+        cal (_Fields): the policy's screenerPass.calibration
+    """
     absent_floor = lambda k: k == "stateAdvanceThresholdFloorBps" and cal.get(k) is None
     c = {_snake(k): work_amount(0 if absent_floor(k) else cal[k], f"screenerPass.calibration.{k}") for k in CALIBRATION_FIELDS}
     _rule(c["score_scale_ppm"] == 1_000_000, "scoreScalePpm must be 1000000")
@@ -123,7 +133,11 @@ def screener_calibration(cal: _Fields, # the policy's screenerPass.calibration
 # %% ../../nbs/42_work_units.ipynb #9337c620
 def state_advance_tiers(tiers: list, # the policy's stateAdvance.tiers
                        ) -> tuple:
-    "The state-advance tiers as (min qualified screener passes, work bps), checked."
+    """The state-advance tiers as (min qualified screener passes, work bps), checked.
+
+    Args:
+        tiers (list): the policy's stateAdvance.tiers
+    """
     _rule(len(tiers) > 0, "stateAdvance.tiers must not be empty")
     out, prev_min, prev_bps = [], -1, 0
     for i, t in enumerate(tiers):
@@ -141,7 +155,27 @@ def state_advance_tiers(tiers: list, # the policy's stateAdvance.tiers
 # %% ../../nbs/42_work_units.ipynb #478df477
 @dataclass(frozen=True)
 class WorkPolicy:
-    "A validated CoreTex work policy."
+    """A validated CoreTex work policy.
+
+    Attributes:
+        source (dict): the policy's JSON form, as hashed
+        screener_work_units_bps (int): work for a screener pass (exactly 1x)
+        score_scale_ppm (int): 10^6
+        min_delta_ppm (int): screener threshold's lower bound
+        remaining_headroom_bps (int): share of the remaining headroom the screener must cover
+        noise_floor_multiplier_bps (int): multiple of the recent noise floor
+        plateau_easing_max_bps (int): most the headroom term eases under a plateau
+        state_advance_threshold_floor_bps (int): screener floor as a share of the state-advance threshold (0: off)
+        anti_gaming_probe_multiplier_bps (int): penalty per unit of probe pass rate
+        max_anti_gaming_penalty_bps (int): cap of that penalty
+        max_threshold_ppm (int): screener threshold's ceiling
+        tiers (tuple): (min qualified screener passes, work bps) per state-advance tier
+        screener_min_local_model_delta (object): as written: read only by a qualification
+        max_relevant_near_collision (object): as written: read only when a collision is reported
+        state_advance_min_deterministic_delta (object): as written: read only for a state advance
+        state_advance_min_local_model_delta (object): as written: read only for a state advance
+        require_live_state_advance (object): as written: JavaScript truthiness decides
+    """
     source: dict                      # the policy's JSON form, as hashed
     screener_work_units_bps: int      # work for a screener pass (exactly 1x)
     score_scale_ppm: int              # 10^6
@@ -159,10 +193,17 @@ class WorkPolicy:
     state_advance_min_deterministic_delta: object  # as written: read only for a state advance
     state_advance_min_local_model_delta: object    # as written: read only for a state advance
     require_live_state_advance: object         # as written: JavaScript truthiness decides
+    def __repr__(self):  # the policy's JSON source would fill a screen
+        return (f"WorkPolicy(screener {self.screener_work_units_bps} bps, min delta {self.min_delta_ppm} ppm, "
+                f"max {self.max_threshold_ppm} ppm, tiers {self.tiers})")
 
 def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the published policy)
                ) -> WorkPolicy:
-    "The policy validated into a WorkPolicy; WorkPolicyError/WorkAmountError at the first broken rule."
+    """The policy validated into a WorkPolicy; WorkPolicyError/WorkAmountError at the first broken rule.
+
+    Args:
+        policy (dict | WorkPolicy | None, default None): JSON form (default: the published policy)
+    """
     if isinstance(policy, WorkPolicy): return policy
     p = _Fields(DEFAULT_CORETEX_WORK_POLICY if policy is None else policy, "policy")
     sp, sa = p.obj("screenerPass"), p.obj("stateAdvance")
@@ -184,7 +225,11 @@ def work_policy(policy: dict|WorkPolicy|None = None, # JSON form (default: the p
 
 def assert_valid_core_tex_work_policy(policy: dict, # the policy's JSON form
                                      ) -> None:
-    "Refuse a policy that breaks a rule (WorkPolicyError or WorkAmountError, both ValueErrors)."
+    """Refuse a policy that breaks a rule (WorkPolicyError or WorkAmountError, both ValueErrors).
+
+    Args:
+        policy (dict): the policy's JSON form
+    """
     work_policy(policy)
 
 # %% ../../nbs/42_work_units.ipynb #66033762
@@ -199,7 +244,11 @@ def _safe_integers_only(x):
 
 def core_tex_work_policy_hash(policy: dict|None = None, # JSON form (default: the published policy)
                              ) -> bytes:
-    "keccak256 of the validated policy's safe-integer canonical JSON."
+    """keccak256 of the validated policy's safe-integer canonical JSON.
+
+    Args:
+        policy (dict | None, default None): JSON form (default: the published policy)
+    """
     p = work_policy(policy).source
     _safe_integers_only(p)
     return keccak256(canonical_json(p).encode("utf-8"))
@@ -216,7 +265,13 @@ def compute_core_tex_work_units_bps(outcome: int, # 1 screener pass, 2 state adv
                                     qualified_screener_passes_since_last_state_advance=None, # the tier counter (default 0)
                                     policy: dict|WorkPolicy|None = None, # the work policy (default: published)
                                    ) -> int:
-    "Work units, in bps of one screener pass, that an outcome earns."
+    """Work units, in bps of one screener pass, that an outcome earns.
+
+    Args:
+        outcome (int): 1 screener pass, 2 state advance
+        qualified_screener_passes_since_last_state_advance (default None): the tier counter (default 0)
+        policy (dict | WorkPolicy | None, default None): the work policy (default: published)
+    """
     p = work_policy(policy)
     if _is_outcome(outcome, OUTCOME_CORETEX_SCREENER_PASS): return p.screener_work_units_bps
     if not _is_outcome(outcome, OUTCOME_CORETEX_STATE_ADVANCE): raise UnknownOutcomeError(f"unknown CoreTex outcome {outcome}")
@@ -227,7 +282,17 @@ def compute_core_tex_work_units_bps(outcome: int, # 1 screener pass, 2 state adv
 # %% ../../nbs/42_work_units.ipynb #a5d1f7ad
 @dataclass(frozen=True)
 class ScreenerThresholdInputs:
-    "The live signals the screener threshold follows, as validated integers."
+    """The live signals the screener threshold follows, as validated integers.
+
+    Attributes:
+        baseline_score_ppm (int, default 0): the parent's composite, ppm
+        recent_noise_floor_ppm (int, default 0): recent reranker noise, ppm
+        recent_screener_passes (int, default 0): accepted screener passes in the controller window
+        recent_state_advances (int, default 0): accepted state advances in the window
+        target_state_advances (int, default 0): target state advances for the window
+        recent_probe_pass_rate_ppm (int, default 0): random/hill-climb/abuse probe pass rate, ppm
+        state_advance_threshold_ppm (int | None, default None): minImprovementPpm + replay tolerance + baseline variance
+    """
     baseline_score_ppm: int = 0          # the parent's composite, ppm
     recent_noise_floor_ppm: int = 0      # recent reranker noise, ppm
     recent_screener_passes: int = 0      # accepted screener passes in the controller window
@@ -240,7 +305,17 @@ class ScreenerThresholdInputs:
     def read(cls, baseline_score_ppm=None, recent_noise_floor_ppm=None, recent_screener_passes=None,
              recent_state_advances=None, target_state_advances=None, recent_probe_pass_rate_ppm=None,
              state_advance_threshold_ppm=None):
-        "The record from amounts in any of their written forms."
+        """The record from amounts in any of their written forms.
+
+        Args:
+            baseline_score_ppm (default None)
+            recent_noise_floor_ppm (default None)
+            recent_screener_passes (default None)
+            recent_state_advances (default None)
+            target_state_advances (default None)
+            recent_probe_pass_rate_ppm (default None)
+            state_advance_threshold_ppm (default None)
+        """
         get = lambda v, label: work_amount(0 if v is None else v, label)
         target = get(target_state_advances, "targetStateAdvances")
         plateau = target > 0
@@ -255,7 +330,12 @@ def _ceil_div(a: int, b: int) -> int: return -(-a // b)
 def screener_threshold(i: ScreenerThresholdInputs, # the validated signals
                        p: WorkPolicy, # the validated policy
                       ) -> int:
-    "The screener's minimum deterministic delta (ppm) for signals `i` under policy `p`."
+    """The screener's minimum deterministic delta (ppm) for signals `i` under policy `p`.
+
+    Args:
+        i (ScreenerThresholdInputs): the validated signals
+        p (WorkPolicy): the validated policy
+    """
     D = WORK_BPS_DIVISOR
     if p.state_advance_threshold_floor_bps > 0 and i.state_advance_threshold_ppm is None:
         raise WorkAmountError("stateAdvanceThresholdPpm is required when stateAdvanceThresholdFloorBps is enabled")
@@ -278,7 +358,12 @@ def screener_threshold(i: ScreenerThresholdInputs, # the validated signals
 
 def compute_core_tex_screener_threshold_ppm(*, policy: dict|WorkPolicy|None = None, # the work policy (default: published)
                                             **signals) -> int: # the ScreenerThresholdInputs fields, in any written form
-    "The screener's minimum deterministic delta in ppm, as the reference computes it."
+    """The screener's minimum deterministic delta in ppm, as the reference computes it.
+
+    Args:
+        policy (dict | WorkPolicy | None, default None): the work policy (default: published)
+        **signals: the ScreenerThresholdInputs fields, in any written form
+    """
     p = work_policy(policy)
     return screener_threshold(ScreenerThresholdInputs.read(**signals), p)
 
@@ -295,7 +380,14 @@ class WorkReason(str, Enum):
 
 @dataclass(frozen=True)
 class WorkQualification:
-    "The verdict on a submission's work credit."
+    """The verdict on a submission's work credit.
+
+    Attributes:
+        qualified (bool): whether it earns work
+        reason (WorkReason): OK or the first failed check
+        work_units_bps (int): work earned (0 unless OK)
+        required_deterministic_delta_ppm (int): the delta it had to reach (0 for W01/W02)
+    """
     qualified: bool                        # whether it earns work
     reason: WorkReason                     # OK or the first failed check
     work_units_bps: int                    # work earned (0 unless OK)
@@ -315,7 +407,19 @@ def evaluate_core_tex_work_qualification(*, outcome: int, # 1 screener pass, 2 s
         live_state_advanced=None, # whether the live state advanced (only True counts)
         policy: dict|WorkPolicy|None = None, # the work policy (default: published)
         **signals) -> WorkQualification: # the ScreenerThresholdInputs fields
-    "Whether a submission earns work credit, with the protocol's W-code."
+    """Whether a submission earns work credit, with the protocol's W-code.
+
+    Args:
+        outcome (int): 1 screener pass, 2 state advance
+        deterministic_delta_ppm: the patch's deterministic score delta, ppm (signed)
+        parent_matches_live_root (bool): whether the patch's parent is the live root
+        qualified_screener_passes_since_last_state_advance (default None): the tier counter (default 0)
+        local_model_delta_ppm (default None): the local model's delta, ppm (signed, default 0)
+        relevant_near_collision_ppm (default None): near-collision with relevant content, ppm (not checked if absent)
+        live_state_advanced (default None): whether the live state advanced (only True counts)
+        policy (dict | WorkPolicy | None, default None): the work policy (default: published)
+        **signals: the ScreenerThresholdInputs fields
+    """
     p = work_policy(policy)
     no = lambda reason, required=0: WorkQualification(False, reason, 0, required)
     is_screener, is_advance = (_is_outcome(outcome, o) for o in (OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE))

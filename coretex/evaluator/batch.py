@@ -22,7 +22,16 @@ class BatchError(ValueError):
 
 @dataclass(frozen=True)
 class PatchJob:
-    "One line of the queue."
+    """One line of the queue.
+
+    Attributes:
+        line (int)
+        parent (tuple): 1,024 words
+        patch (str): hex, decoded when evaluated (a DECODE refusal is a result)
+        blockhash (bytes)
+        epoch_secret (bytes)
+        epoch_id (int)
+    """
     line: int
     parent: tuple   # 1,024 words
     patch: str      # hex, decoded when evaluated (a DECODE refusal is a result)
@@ -34,11 +43,23 @@ FIELDS = {"parent": str, "patch": str, "blockhash": str, "epochSecret": str, "ep
 
 # %% ../../nbs/35b_batch.ipynb #3699a262
 def parse_parent(value: str, folder: Path) -> tuple:
-    "A parent given inline as hex (long) or as a state file's path (short)."
+    """A parent given inline as hex (long) or as a state file's path (short).
+
+    Args:
+        value (str)
+        folder (Path)
+    """
     return parse_state(value.encode()) if len(value) >= 65536 else read_state(folder / value)
 
 def parse_job(obj, line: int, folder: Path, parents: dict) -> PatchJob:
-    "A PatchJob from one decoded line; `parents` memoises parent states by their text."
+    """A PatchJob from one decoded line; `parents` memoises parent states by their text.
+
+    Args:
+        obj
+        line (int)
+        folder (Path)
+        parents (dict)
+    """
     if not isinstance(obj, dict): raise BatchError("expected a JSON object")
     for k, t in FIELDS.items():
         if not isinstance(obj.get(k), t) or isinstance(obj.get(k), bool): raise BatchError(f"{k}: expected a {t.__name__}, got {obj.get(k)!r:.40}")
@@ -50,7 +71,11 @@ def parse_job(obj, line: int, folder: Path, parents: dict) -> PatchJob:
     except (HexError, StateError) as e: raise BatchError(str(e)) from None
 
 def read_jobs(path) -> list:
-    "The jobs of a queue file, or a BatchError naming the first bad line."
+    """The jobs of a queue file, or a BatchError naming the first bad line.
+
+    Args:
+        path
+    """
     path, out, parents = Path(path), [], {}
     try: lines = path.read_bytes().splitlines()
     except OSError as e: raise BatchError(f"cannot read {path}: {e.strerror}") from None
@@ -63,7 +88,13 @@ def read_jobs(path) -> list:
 # %% ../../nbs/35b_batch.ipynb #fc6aac82
 @dataclass(frozen=True)
 class EvaluatorSpec:
-    "What builds an evaluator: a production-corpus file (None: the embedded corpus), a reranker name, a bundleHash."
+    """What builds an evaluator: a production-corpus file (None: the embedded corpus), a reranker name, a bundleHash.
+
+    Attributes:
+        corpus (str | None, default None)
+        reranker (str, default 'embedded')
+        bundle_hash (bytes | None, default None)
+    """
     corpus: str|None = None
     reranker: str = "embedded"
     bundle_hash: bytes|None = None
@@ -77,7 +108,14 @@ class EvaluatorSpec:
 
 @dataclass(frozen=True)
 class JobResult:
-    "A queue line's verdict, or the code and reason of the protocol's refusal."
+    """A queue line's verdict, or the code and reason of the protocol's refusal.
+
+    Attributes:
+        line (int)
+        report (EvalReport | None)
+        code (str | None, default None)
+        reason (str | None, default None)
+    """
     line: int
     report: EvalReport|None
     code: str|None = None
@@ -87,14 +125,24 @@ class JobResult:
         return {"line": self.line, **self.report.to_json()}
 
 def evaluate_job(ev: Evaluator, job: PatchJob) -> JobResult:
-    "Evaluate one job on an evaluator."
+    """Evaluate one job on an evaluator.
+
+    Args:
+        ev (Evaluator)
+        job (PatchJob)
+    """
     from coretex.core.patch import parse_patch_hex
     try: return JobResult(job.line, evaluate_patch(ev, job.parent, parse_patch_hex(job.patch), job.blockhash, job.epoch_secret, job.epoch_id))
     except PatchError as e: return JobResult(job.line, None, e.code, e.reason)
 
 # %% ../../nbs/35b_batch.ipynb #ca28159c
 def shards(jobs: list, size: int) -> list:
-    "Lists of job indices: runs of consecutive jobs sharing a parent, cut at `size`."
+    """Lists of job indices: runs of consecutive jobs sharing a parent, cut at `size`.
+
+    Args:
+        jobs (list)
+        size (int)
+    """
     out = []
     for i, j in enumerate(jobs):
         if out and len(out[-1]) < size and jobs[out[-1][-1]].parent is j.parent: out[-1].append(i)
@@ -103,12 +151,23 @@ def shards(jobs: list, size: int) -> list:
 
 # %% ../../nbs/35b_batch.ipynb #f2040d18
 def progress_bar(total: int, show: bool):
-    "A tqdm bar on stderr counting patches, silent unless `show`."
+    """A tqdm bar on stderr counting patches, silent unless `show`.
+
+    Args:
+        total (int)
+        show (bool)
+    """
     from tqdm import tqdm
     return tqdm(total=total, unit="patch", file=sys.stderr, disable=not show, smoothing=0)
 
 def evaluate_sequential(spec: EvaluatorSpec, jobs: list, progress: bool = False) -> list:
-    "JobResults of the queue, one evaluator, in order."
+    """JobResults of the queue, one evaluator, in order.
+
+    Args:
+        spec (EvaluatorSpec)
+        jobs (list)
+        progress (bool, default False)
+    """
     ev, out = spec.build(), []
     with progress_bar(len(jobs), progress) as bar:
         for j in jobs: out.append(evaluate_job(ev, j)); bar.update()
@@ -122,7 +181,14 @@ def ray_module():
     return ray
 
 def start_ray(ray, address: str|None, workers: int, tries: int = 2) -> None:
-    "Connect to `address`, or start a local Ray with `workers` CPUs (tried twice: a loaded machine can miss Ray's 30 s start window)."
+    """Connect to `address`, or start a local Ray with `workers` CPUs (tried twice: a loaded machine can miss Ray's 30 s start window).
+
+    Args:
+        ray
+        address (str | None)
+        workers (int)
+        tries (int, default 2)
+    """
     for t in range(tries):
         try: return ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False, log_to_driver=False)
         except Exception as e:   # Ray raises a bare Exception when its node does not come up
@@ -131,7 +197,16 @@ def start_ray(ray, address: str|None, workers: int, tries: int = 2) -> None:
 
 def evaluate_on_ray(spec: EvaluatorSpec, jobs: list, workers: int = 2, address: str|None = None, shard: int = 8,
                     progress: bool = False) -> list:
-    "JobResults of the queue from `workers` Ray actors, in input order."
+    """JobResults of the queue from `workers` Ray actors, in input order.
+
+    Args:
+        spec (EvaluatorSpec)
+        jobs (list)
+        workers (int, default 2)
+        address (str | None, default None)
+        shard (int, default 8)
+        progress (bool, default False)
+    """
     ray = ray_module()
     started = not ray.is_initialized()
     if started: start_ray(ray, address, workers)

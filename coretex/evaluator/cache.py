@@ -9,7 +9,7 @@ __all__ = ['PACKED_SCHEMA', 'PACK_HEADER', 'POOL_KEYS', 'PACK_FILES', 'LRU', 'co
            'PackedCorpus', 'damaged', 'stamp', 'check_files', 'mapped', 'open_packed']
 
 # %% ../../nbs/35a_cache.ipynb #02a0216c
-import hashlib, json, os, shutil, sys
+import hashlib, json, os, shutil, sys, threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field as dfield, fields, replace
@@ -25,33 +25,62 @@ from ..toolkit.embeddings import cache_dir
 
 # %% ../../nbs/35a_cache.ipynb #8cad1772
 class LRU(OrderedDict):
-    "A dict holding its `size` most recently used entries, counting hits and misses."
+    """A dict holding its `size` most recently used entries, counting hits and misses; each operation is atomic across threads.
+
+    Args:
+        size (int)
+    """
     def __init__(self, size: int):
         super().__init__()
         if size < 1: raise ValueError(f"store size {size} < 1: a store must hold the entry it was just given")
-        self.size, self.hits, self.misses = size, 0, 0
+        self.size, self.hits, self.misses, self._lock = size, 0, 0, threading.Lock()
+
+    def get(self, key, default=None):
+        """The stored value of `key` (a hit: now the most recent), else `default` (a miss).
+
+        Args:
+            key
+            default (default None)
+        """
+        with self._lock:
+            if not super().__contains__(key):
+                self.misses += 1
+                return default
+            self.hits += 1
+            self.move_to_end(key)
+            return super().__getitem__(key)
 
     def __contains__(self, key) -> bool:
-        found = super().__contains__(key)
-        if found: self.hits += 1; self.move_to_end(key)
-        else: self.misses += 1
-        return found
+        return self.get(key, _ABSENT) is not _ABSENT
 
     def __setitem__(self, key, value) -> None:
-        super().__setitem__(key, value)
-        self.move_to_end(key)
-        if len(self) > self.size: self.popitem(last=False)
+        with self._lock:
+            super().__setitem__(key, value)
+            self.move_to_end(key)
+            if len(self) > self.size: self.popitem(last=False)
 
     def get_or(self, key, make: Callable):
-        "The stored value of `key`, else `make()`, stored."
-        if key in self: return self[key]
-        value = make()
-        self[key] = value
+        """The stored value of `key`, else `make()`, stored.
+
+        Args:
+            key
+            make (Callable)
+        """
+        value = self.get(key, _ABSENT)
+        if value is _ABSENT:
+            value = make()
+            self[key] = value
         return value
+
+_ABSENT = object()   # a value no store holds
 
 # %% ../../nbs/35a_cache.ipynb #9e8b3f42
 def content_key(*parts) -> bytes:
-    "16-byte BLAKE2b of the parts (bytes, or str as UTF-8), each prefixed by its length."
+    """16-byte BLAKE2b of the parts (bytes, or str as UTF-8), each prefixed by its length.
+
+    Args:
+        *parts
+    """
     h = hashlib.blake2b(digest_size=16)
     for p in parts:
         b = p if isinstance(p, bytes) else str(p).encode()
@@ -60,7 +89,15 @@ def content_key(*parts) -> bytes:
 
 # %% ../../nbs/35a_cache.ipynb #5d261caf
 class CacheStats(NamedTuple):
-    "What a cache holds and how it served: store, size, entries, hits and misses."
+    """What a cache holds and how it served: store, size, entries, hits and misses.
+
+    Attributes:
+        store (str)
+        size (int)
+        entries (int)
+        hits (int)
+        misses (int)
+    """
     store: str
     size: int
     entries: int
@@ -68,12 +105,30 @@ class CacheStats(NamedTuple):
     misses: int
 
 def context_key(corpus_root: bytes, bundle_hash: bytes, profile, embedder: str, reranker: str) -> bytes:
-    "What every cached result of an evaluator depends on besides the state and the query."
+    """What every cached result of an evaluator depends on besides the state and the query.
+
+    Args:
+        corpus_root (bytes)
+        bundle_hash (bytes)
+        profile
+        embedder (str)
+        reranker (str)
+    """
     return content_key(corpus_root, bundle_hash, repr(profile), embedder, reranker)
 
 @dataclass
 class EvalCache:
-    "The evaluator's bounded stores, bound to one evaluation context."
+    """The evaluator's bounded stores, bound to one evaluation context.
+
+    Attributes:
+        first_stage (LRU)
+        views (LRU)
+        rankings (LRU)
+        scores (LRU)
+        cosines (LRU)
+        context (bytes | None, default None)
+        reuse (bool, default True): False: every ranking is computed from scratch
+    """
     first_stage: LRU
     views: LRU
     rankings: LRU
@@ -83,19 +138,28 @@ class EvalCache:
     reuse: bool = True   # False: every ranking is computed from scratch
 
     @classmethod
-    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 32768, scores: int = 1 << 20, cosines: int = 64):
+    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 65536, scores: int = 1 << 20, cosines: int = 64):
         return cls(LRU(first_stage), LRU(views), LRU(rankings), LRU(scores), LRU(cosines))
 
     @classmethod
     def for_corpus(cls, n_docs: int, cosine_bytes: int = 1 << 30):
-        "Default sizes, with as many cosine rows (8 bytes per document) as fit in `cosine_bytes`, 8 to 65,536."
+        """Default sizes, with as many cosine rows (8 bytes per document) as fit in `cosine_bytes`, 8 to 65,536.
+
+        Args:
+            n_docs (int)
+            cosine_bytes (int, default 1 << 30)
+        """
         return cls.sized(cosines=min(65536, max(8, cosine_bytes // (8 * max(n_docs, 1)))))
 
     @classmethod
     def none(cls): return replace(cls.sized(1, 1, 1, 1, 1), reuse=False)
 
     def bind(self, context: bytes) -> "EvalCache":
-        "This cache, now serving `context`; refused if it holds another context's results."
+        """This cache, now serving `context`; refused if it holds another context's results.
+
+        Args:
+            context (bytes)
+        """
         if self.context not in (None, context): raise ValueError("this cache holds results of another corpus, profile, bundle or model")
         self.context = context
         return self
@@ -106,7 +170,11 @@ class EvalCache:
 
 # %% ../../nbs/35a_cache.ipynb #b2b715f4
 def open_corpus(path) -> Corpus:
-    "A packed corpus (a folder) memory-mapped, or a JSON corpus file with its corpusRoot check done once per content on this machine."
+    """A packed corpus (a folder) memory-mapped, or a JSON corpus file with its corpusRoot check done once per content on this machine.
+
+    Args:
+        path
+    """
     if Path(path).is_dir(): return open_packed(path)
     mark = cache_dir() / "verified-roots" / content_key(Path(path).read_bytes()).hex()
     if not mark.exists():
@@ -120,28 +188,51 @@ def open_corpus(path) -> Corpus:
 
 # %% ../../nbs/35a_cache.ipynb #f1ed088b
 class Memo(dict):
-    "A dict that starts over when it holds `size` entries: bounded, with no bookkeeping on a read (an LRU's costs ~1 us)."
+    """A dict that starts over when it holds `size` entries: bounded, with no bookkeeping on a read (an LRU's costs ~1 us).
+
+    Args:
+        size (int)
+    """
     def __init__(self, size: int):
         super().__init__()
         self.size = size
     def keep(self, key, value):
-        "Store and return `value`."
+        """Store and return `value`.
+
+        Args:
+            key
+            value
+        """
         if len(self) >= self.size: self.clear()
         self[key] = value
         return value
 
 def offsets(lengths) -> np.ndarray:
-    "The n + 1 int64 offsets of n items of these lengths laid end to end."
+    """The n + 1 int64 offsets of n items of these lengths laid end to end.
+
+    Args:
+        lengths
+    """
     off = np.zeros(len(lengths) + 1, np.int64)
     off[1:] = np.cumsum(lengths, dtype=np.int64)
     return off
 
 def blobs(items) -> tuple:
-    "(the byte strings end to end as uint8, their offsets)."
+    """(the byte strings end to end as uint8, their offsets).
+
+    Args:
+        items
+    """
     return np.frombuffer(b"".join(items), np.uint8), offsets([len(b) for b in items])
 
 class Blobs(Sequence):
-    "Item i is data[off[i]:off[i + 1]], decoded by `decode` each time it is read."
+    """Item i is data[off[i]:off[i + 1]], decoded by `decode` each time it is read.
+
+    Args:
+        data (np.ndarray)
+        off (np.ndarray)
+        decode (Callable, default bytes.decode)
+    """
     def __init__(self, data: np.ndarray, off: np.ndarray, decode: Callable = bytes.decode):
         self.data, self.off, self.decode = data, off, decode
     def __len__(self) -> int: return len(self.off) - 1
@@ -152,27 +243,51 @@ class Blobs(Sequence):
 
 # %% ../../nbs/35a_cache.ipynb #27723b1a
 def sorted_keys(keys) -> np.ndarray:
-    "Distinct byte-string keys, sorted, as numpy fixed-width bytes: the form np.searchsorted searches."
+    """Distinct byte-string keys, sorted, as numpy fixed-width bytes: the form np.searchsorted searches.
+
+    Args:
+        keys
+    """
     keys = sorted(set(keys))
     return np.array(keys, dtype=f"S{max([1, *map(len, keys)])}")
 
 def text_keys(strings) -> np.ndarray:
-    "sorted_keys of strings as UTF-8; a NUL in one is refused (fixed-width bytes drop trailing NULs)."
+    """sorted_keys of strings as UTF-8; a NUL in one is refused (fixed-width bytes drop trailing NULs).
+
+    Args:
+        strings
+    """
     b = [s.encode() for s in strings]
     if any(b"\0" in x for x in b): raise CorpusError("an id holds a NUL character, which a packed key cannot keep")
     return sorted_keys(b)
 
 def text_key(key) -> bytes|None:
-    "The stored form of a string key (None for anything no stored key can equal)."
+    """The stored form of a string key (None for anything no stored key can equal).
+
+    Args:
+        key
+    """
     return key.encode() if isinstance(key, str) and "\0" not in key else None
 
 class Keyed(Mapping):
-    "A read-only map over sorted fixed-width keys: the key at position i maps to `value(i)`, found by binary search."
+    """A read-only map over sorted fixed-width keys: the key at position i maps to `value(i)`, found by binary search.
+
+    Args:
+        keys (np.ndarray)
+        value (Callable)
+        encode (Callable, default text_key)
+        decode (Callable, default bytes.decode)
+        memo (int, default 1 << 17)
+    """
     def __init__(self, keys: np.ndarray, value: Callable, encode: Callable = text_key, decode: Callable = bytes.decode, memo: int = 1 << 17):
         self.stored, self.value, self.encode, self.decode = keys, value, encode, decode
         self.memo = Memo(memo)   # key -> value: a routed query asks for the same few thousand keys many times
     def find(self, key) -> int|None:
-        "The position of `key`, or None."
+        """The position of `key`, or None.
+
+        Args:
+            key
+        """
         b = self.encode(key)
         if b is None or len(b) > self.stored.itemsize: return None
         i = int(self.stored.searchsorted(b))
@@ -187,18 +302,31 @@ class Keyed(Mapping):
     def __len__(self) -> int: return len(self.stored)
 
 class Names(Sequence):
-    "Sorted text keys as a sequence of strings (what `doc_ids` is on a packed corpus)."
+    """Sorted text keys as a sequence of strings (what `doc_ids` is on a packed corpus).
+
+    Args:
+        keys (np.ndarray)
+        memo (int, default 1 << 17)
+    """
     def __init__(self, keys: np.ndarray, memo: int = 1 << 17): self.stored, self.memo = keys, Memo(memo)
     def __len__(self) -> int: return len(self.stored)
     def __getitem__(self, i: int) -> str:
         return v if (v := self.memo.get(i)) is not None else self.memo.keep(i, bytes(self.stored[i]).decode())
 
 def record_key(rid) -> bytes|None:
-    "The stored form of a recordId: 16 bytes big-endian (None for anything that is not one)."
+    """The stored form of a recordId: 16 bytes big-endian (None for anything that is not one).
+
+    Args:
+        rid
+    """
     return rid.to_bytes(16, "big") if isinstance(rid, int) and 0 <= rid < 1 << 128 else None
 
 def record_of(b: bytes) -> int:
-    "The recordId stored as up to 16 big-endian bytes."
+    """The recordId stored as up to 16 big-endian bytes.
+
+    Args:
+        b (bytes)
+    """
     return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
 # %% ../../nbs/35a_cache.ipynb #48f725f0
@@ -208,7 +336,11 @@ PACK_HEADER = "header.json"  # the packed corpus's header file
 POOL_KEYS = ("id", "split", "family", "logicalFamily", "band", "causalDepth", "relationHopDepth", "truthDocuments", "qrels")
 
 def pack_arrays(c: Corpus):
-    "(name, array) of every file of the packed form but the header, in PACK_FILES order, each computed when asked for."
+    """(name, array) of every file of the packed form but the header, in PACK_FILES order, each computed when asked for.
+
+    Args:
+        c (Corpus)
+    """
     pos = {e["id"]: i for i, e in enumerate(c.events)}      # the last event of an id, as Corpus.by_id keeps
     yield "ids", (ids := text_keys(pos))
     rank = {k: i for i, k in enumerate(map(bytes.decode, ids))}
@@ -242,11 +374,21 @@ PACK_FILES = ("ids", "id_pos", "doc_ids", "doc_event", "records", "record_event"
               "events", "events.off", "texts", "texts.off")
 
 def file_digest(path) -> str:
-    "16-byte BLAKE2b of a file, read in chunks (memory stays flat however large the file)."
+    """16-byte BLAKE2b of a file, read in chunks (memory stays flat however large the file).
+
+    Args:
+        path
+    """
     with open(path, "rb") as f: return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
 
 def pack_corpus(c: Corpus, path, progress: bool = False) -> Path:
-    "Write `c` in the packed form into the new folder `path` (a progress bar over its files if `progress`); returns it."
+    """Write `c` in the packed form into the new folder `path` (a progress bar over its files if `progress`); returns it.
+
+    Args:
+        c (Corpus)
+        path
+        progress (bool, default False)
+    """
     path = Path(path)
     if path.exists(): raise CorpusError(f"{path}: already exists (a packed corpus is written into a new folder)")
     if c.layout is None: raise CorpusError("only a corpus with stored embeddings can be packed (embed it first: embed_corpus)")
@@ -269,7 +411,13 @@ def pack_corpus(c: Corpus, path, progress: bool = False) -> Path:
 
 # %% ../../nbs/35a_cache.ipynb #8d389313
 class PoolEvent(Mapping):
-    "A hidden event as a pack draw reads it: its POOL_KEYS at hand, the whole event decoded on the first other key."
+    """A hidden event as a pack draw reads it: its POOL_KEYS at hand, the whole event decoded on the first other key.
+
+    Args:
+        stub (dict)
+        events (Sequence)
+        pos (int)
+    """
     def __init__(self, stub: dict, events: Sequence, pos: int): self.stub, self.events, self.pos, self._full = stub, events, pos, None
     @property
     def full(self) -> dict:
@@ -284,7 +432,13 @@ class PoolEvent(Mapping):
 
 @dataclass(frozen=True)
 class PackedCorpus(Corpus):
-    "A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays."
+    """A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays.
+
+    Attributes:
+        arrays (dict, default dfield(default_factory=dict, repr=False, compare=False))
+        header (dict, default dfield(default_factory=dict, repr=False, compare=False))
+        memo (int, default 4096): events looked up by id that stay decoded
+    """
     arrays: dict = dfield(default_factory=dict, repr=False, compare=False)
     header: dict = dfield(default_factory=dict, repr=False, compare=False)
     memo: int = 4096   # events looked up by id that stay decoded
@@ -331,16 +485,32 @@ class PackedCorpus(Corpus):
         return StageOneIndex(self.arrays["vectors"], self.arrays["inv_norms"], BM25Index.from_postings(len(self.doc_ids), post))
 
 def damaged(folder: Path, name: str, why: str) -> CorpusError:
-    "The CorpusError for a packed corpus array that cannot be used."
+    """The CorpusError for a packed corpus array that cannot be used.
+
+    Args:
+        folder (Path)
+        name (str)
+        why (str)
+    """
     return CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
 
 def stamp(f: Path) -> str:
-    "What changes when a file is rewritten or replaced: its size, modification time and inode."
+    """What changes when a file is rewritten or replaced: its size, modification time and inode.
+
+    Args:
+        f (Path)
+    """
     st = f.stat()
     return f"{f.name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
 def check_files(folder: Path, raw_header: bytes, files: dict) -> None:
-    "Every file's size, then (unless this header and these very files passed before) its BLAKE2b, against the header."
+    """Every file's size, then (unless this header and these very files passed before) its BLAKE2b, against the header.
+
+    Args:
+        folder (Path)
+        raw_header (bytes)
+        files (dict)
+    """
     for n, (size, _) in files.items():
         f = folder / f"{n}.npy"
         if not f.is_file(): raise damaged(folder, n, "is missing")
@@ -353,13 +523,23 @@ def check_files(folder: Path, raw_header: bytes, files: dict) -> None:
     mark.touch()
 
 def mapped(folder: Path, name: str) -> np.ndarray:
-    "One checked packed file, memory-mapped."
+    """One checked packed file, memory-mapped.
+
+    Args:
+        folder (Path)
+        name (str)
+    """
     # a plain ndarray view of the map: numpy's memmap class adds ~1 us to every element read
     try: return np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
     except (OSError, ValueError) as e: raise damaged(folder, name, f"does not read as an array ({e.__class__.__name__})") from None
 
 def open_packed(path, memo: int = 4096) -> PackedCorpus:
-    "A packed corpus, its files checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded."
+    """A packed corpus, its files checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded.
+
+    Args:
+        path
+        memo (int, default 4096)
+    """
     path = Path(path)
     try: raw = (path / PACK_HEADER).read_bytes(); h = json.loads(raw)
     except (OSError, ValueError): raise CorpusError(f"{path}: not a packed corpus (no readable {PACK_HEADER})") from None

@@ -24,7 +24,11 @@ class CorpusError(ValueError):
     "A corpus that breaks the event contract."
 
 def check_event(e: dict) -> dict:
-    "`e` if it is a well-formed corpus event, else a CorpusError naming the event and the field."
+    """`e` if it is a well-formed corpus event, else a CorpusError naming the event and the field.
+
+    Args:
+        e (dict)
+    """
     for k in ("id", "family", "split", "truthDocuments", "hardNegatives", "qrels"):
         if k not in e: raise CorpusError(f"event {e.get('id', '?')}: missing {k}")
     if e["family"] not in FAMILIES: raise CorpusError(f"event {e['id']}: unknown family {e['family']!r}")
@@ -37,7 +41,13 @@ def check_event(e: dict) -> dict:
 # %% ../../nbs/31_corpus.ipynb #61f43396
 @dataclass(frozen=True)
 class Layout:
-    "How a corpus stores one embedding."
+    """How a corpus stores one embedding.
+
+    Attributes:
+        dim (int)
+        quantization (str, default 'int8')
+        header_bytes (int, default 9)
+    """
     dim: int
     quantization: str = "int8"
     header_bytes: int = 9
@@ -48,7 +58,12 @@ class Layout:
     def to_json(self) -> dict: return {"dim": self.dim, "quantization": self.quantization, "headerBytes": self.header_bytes}
 
 def dequantize(hex_bytes: str, layout: Layout) -> np.ndarray:
-    "The float32 vector of one stored int8 embedding (hex: 4-byte big-endian scale, then dim signed bytes)."
+    """The float32 vector of one stored int8 embedding (hex: 4-byte big-endian scale, then dim signed bytes).
+
+    Args:
+        hex_bytes (str)
+        layout (Layout)
+    """
     raw = bytes.fromhex(hex_bytes.removeprefix("0x"))
     if len(raw) < 4 + layout.dim: raise CorpusError(f"embedding of {len(raw)} bytes is shorter than 4 + dim {layout.dim}")
     scale = np.frombuffer(raw[:4], ">f4")[0]
@@ -57,12 +72,22 @@ def dequantize(hex_bytes: str, layout: Layout) -> np.ndarray:
 # %% ../../nbs/31_corpus.ipynb #b2000856
 @dataclass(frozen=True)
 class Corpus:
-    "A loaded evaluation corpus: events, entities, the stored bi-encoder and its content root."
+    """A loaded evaluation corpus: events, entities, the stored bi-encoder and its content root.
+
+    Attributes:
+        events (tuple)
+        corpus_epoch (int, default 0)
+        entities (tuple, default ())
+        bi_encoder (dict | None, default None): {"modelId", "revision", "layout"} of the stored embeddings
+        labeling_model (dict | None, default None)
+    """
     events: tuple
     corpus_epoch: int = 0
     entities: tuple = ()
     bi_encoder: dict|None = None        # {"modelId", "revision", "layout"} of the stored embeddings
     labeling_model: dict|None = None
+    def __repr__(self):  # the events would fill a screen
+        return f"Corpus({len(self.events)} events, {len(self.entities)} entities, corpus_epoch {self.corpus_epoch})"
 
     @classmethod
     def from_events(cls, events, corpus_epoch: int = 0, **meta) -> "Corpus":
@@ -78,13 +103,21 @@ class Corpus:
             for d in e["truthDocuments"] + e["hardNegatives"]: out.setdefault(d["id"], e["id"])
         return out
     def stored_vector(self, doc_id: str) -> np.ndarray|None:
-        "The stored embedding of a document (from its owner event), or None."
+        """The stored embedding of a document (from its owner event), or None.
+
+        Args:
+            doc_id (str)
+        """
         e = self.by_id[self.doc_event[doc_id]]
         emb = e.get("embeddings") or {}
         h = emb.get("perTruth", {}).get(doc_id) or emb.get("perNegative", {}).get(doc_id)
         return dequantize(h, self.layout) if h and self.layout else None
     def query_vector(self, event: dict) -> np.ndarray|None:
-        "The stored embedding of a query event, or None."
+        """The stored embedding of a query event, or None.
+
+        Args:
+            event (dict)
+        """
         h = (event.get("embeddings") or {}).get("query")
         return dequantize(h, self.layout) if h and self.layout else None
 
@@ -135,14 +168,23 @@ class Corpus:
                 for ent in e.get("entityIds") or (): out.setdefault(ent, {}).setdefault(td["id"], e["id"])
         return {k: sorted(v.items()) for k, v in out.items()}
     def queries(self, split: str|None = None) -> list:
-        "Query events (not memory events), optionally of one split."
+        """Query events (not memory events), optionally of one split.
+
+        Args:
+            split (str | None, default None)
+        """
         return [e for e in self.events if not e["id"].startswith("mem_") and (split is None or e["split"] == split)]
 
 # %% ../../nbs/31_corpus.ipynb #d7d5e6b9
 CORPUS_SCHEMA = "coretex.production-corpus.v1"  # the schema name a production-corpus file declares
 
 def save_corpus(c: Corpus, path) -> None:
-    "Write a corpus in the production-corpus file format (gzip if `path` ends in .gz)."
+    """Write a corpus in the production-corpus file format (gzip if `path` ends in .gz).
+
+    Args:
+        c (Corpus)
+        path
+    """
     d = {"schemaVersion": CORPUS_SCHEMA, "corpusEpoch": c.corpus_epoch}
     if c.bi_encoder: d["biEncoder"] = c.bi_encoder
     if c.labeling_model: d["labelingModel"] = c.labeling_model
@@ -165,7 +207,12 @@ def _check_models(d: dict) -> None:
             raise CorpusError(f"event {e.get('id', '?')}: embeddings model does not match the file's biEncoder")
 
 def load_corpus(path, verify_root: bool = True) -> Corpus:
-    "Read a production-corpus file; checks its schema, embedding models and recorded corpusRoot."
+    """Read a production-corpus file; checks its schema, embedding models and recorded corpusRoot.
+
+    Args:
+        path
+        verify_root (bool, default True)
+    """
     d = _read_json(path)
     if not isinstance(d, dict) or not isinstance(d.get("events"), list) or not d["events"]:
         raise CorpusError(f"{path}: not a corpus (no non-empty `events` list)")
@@ -277,7 +324,15 @@ HQ = {org: _CITIES[(7 * k + 3) % len(_CITIES)] for k, org in enumerate(_ORGS)}
 # %% ../../nbs/31_corpus.ipynb #7872d450
 def generate_corpus(n_people: int = 160, seed: int = 0, corpus_epoch: int = 0, probes_per_100: int = 12,
                     ratios: dict = LAUNCH_SPLIT_RATIOS) -> Corpus:
-    "A corpus of `n_people` people: their memory events, one query per family each, and abstention probes."
+    """A corpus of `n_people` people: their memory events, one query per family each, and abstention probes.
+
+    Args:
+        n_people (int, default 160)
+        seed (int, default 0)
+        corpus_epoch (int, default 0)
+        probes_per_100 (int, default 12)
+        ratios (dict, default LAUNCH_SPLIT_RATIOS)
+    """
     r = random.Random(seed)
     split = lambda eid: split_for(eid, corpus_epoch, ratios)
     events = [_event(f"mem_org_{o}", "multi_hop_relation", "train_visible", "",

@@ -6,34 +6,40 @@
 __all__ = ['STAGE1', 'SCOPE_KEYS', 'ENTITY_ATOM_SLOTS', 'SCOPE_ATOM_SLOTS', 'NOISE_WORDS', 'FORCED', 'TOP_KEPT',
            'embedded_corpus', 'temporal_marks', 'decode_temporal_records', 'cross_checked', 'structural_validity',
            'StateView', 'state_view', 'entity_registry', 'name_pattern', 'pinned_bundle_hash', 'default_embedder',
-           'Evaluator', 'EvaluationError', 'Candidate', 'Pool', 'stage1_pool', 'owner_scope_index', 'scoped_stage1',
-           'owner_bm25', 'name_in', 'query_subjects', 'relation_intent', 'lifecycle_intent', 'conflict_intent',
-           'subjects_of', 'QueryContext', 'query_context', 'public_scope', 'scope_matches', 'admit_event_truths',
-           'is_memory_event', 'role_aliases', 'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms',
-           'noise_intent', 'admit_policy_anchors', 'active_lenses', 'lens_add', 'lens_directions', 'category_lens_bfs',
-           'validity_query', 'is_temporal_query', 'record_applies', 'lifecycle', 'temporal_bonus',
-           'admit_validity_records', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir',
-           'bridge_texts', 'rendered_text', 'inherited_scores', 'atom_fires', 'evidence_targets', 'scope_bonuses',
-           'policy_bonuses', 'evidence_path', 'abstains', 'route', 'Ranking', 'Ordered', 'order_query', 'vote',
-           'rank_query', 'query_metrics', 'ViewReads', 'view_reads', 'ranking_key', 'ranked', 'score_state',
-           'seed_inputs_for', 'score_pack', 'PackReport', 'run_pack', 'EvalReport', 'evaluate_patch', 'render_report']
+           'QueryStores', 'Evaluator', 'EvaluationError', 'Candidate', 'Stage1', 'Pool', 'stage1_of', 'stage1_pool',
+           'owner_scope_index', 'scoped_stage1', 'owner_bm25', 'name_in', 'query_subjects', 'relation_intent',
+           'lifecycle_intent', 'conflict_intent', 'subjects_of', 'QueryShape', 'query_shape', 'QueryContext',
+           'query_context', 'public_scope', 'scope_matches', 'admit_event_truths', 'is_memory_event', 'role_aliases',
+           'names_subject', 'window_events', 'admit_entity_atoms', 'admit_scope_atoms', 'evidence_atoms',
+           'noise_intent', 'admit_policy_anchors', 'lens_weights', 'active_lenses', 'lens_add', 'lens_directions',
+           'category_lens_bfs', 'validity_query', 'is_temporal_query', 'record_applies_to', 'record_applies', 'mark',
+           'lifecycle', 'temporal_bonus', 'validity_events', 'admit_validity_records', 'lookup', 'by_code', 'in_order',
+           'first_in_order', 'Candidates', 'candidates', 'reranker_cap', 'memory_ir_header', 'memory_ir', 'Bridges',
+           'rendered_texts', 'inherited_scores', 'DocsByEvent', 'atom_fires', 'evidence_targets', 'scope_bonuses',
+           'policy_bonuses', 'evidence_path', 'confident', 'abstains', 'route', 'Ranking', 'Ordered', 'top_order',
+           'order_query', 'vote', 'rank_query', 'query_metrics', 'ViewReads', 'view_reads', 'ranking_key', 'ranked',
+           'lens_reach', 'window_reads', 'policy_reads', 'lens_reads', 'mark_reads', 'validity_reads', 'any_marks_read',
+           'query_reads', 'ViewChanges', 'view_changes', 'query_affected', 'PatchWork', 'ordered', 'affected_flags',
+           'pack_orders', 'score_orders', 'affected_queries', 'score_state', 'seed_inputs_for', 'score_pack',
+           'PackReport', 'run_pack', 'EvalReport', 'evaluate_patch', 'render_report']
 
 # %% ../../nbs/35_evaluate.ipynb #7eba6825
 import math, re, sys
-from itertools import islice, repeat
+from itertools import islice
 from dataclasses import dataclass, field as dfield, replace
 from functools import cached_property
+from typing import NamedTuple
 import numpy as np
-from ..core.keccak import to_hex
-from ..core.state import field, merkle_levels
+from ..core.keccak import ZERO32, to_hex
+from ..core.state import field
 from ..core.layout import decode_substrate, decode_temporal, scan, TemporalRecord, REQUIRE_NO_EVIDENCE_PATH, EDGE_TYPES
-from ..core.patch import apply_patch
-from ..core.seeds import SeedInputs, eval_seed, draw_pack, load_manifest
+from ..core.patch import apply_to, prepare
+from ..core.seeds import SeedInputs, eval_seed, draw_pack, pack_strata, load_manifest
 from .corpus import load_corpus, Corpus
 from ..toolkit.embeddings import Embedder
 from .retrieval import DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage, BM25Index
 from .rerank import EmbeddedReranker
-from .cache import EvalCache, PackedCorpus, content_key, context_key
+from .cache import EvalCache, PackedCorpus, Keyed, Memo, content_key, context_key
 from .metrics import load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics, StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum
 
 # %% ../../nbs/35_evaluate.ipynb #3d2e7740
@@ -44,7 +50,13 @@ def embedded_corpus() -> Corpus:
 
 # %% ../../nbs/35_evaluate.ipynb #24b5c78d
 def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
-    "(current, stale) event ids from the temporal records."
+    """(current, stale) event ids from the temporal records.
+
+    Args:
+        records
+        slots (dict)
+        by_record (dict)
+    """
     cur, stale = {}, {}
     ev = lambda s: by_record.get(slots[s].record_id) if s in slots else None
     for t in records:
@@ -58,7 +70,11 @@ def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
 
 # %% ../../nbs/35_evaluate.ipynb #a1ce151b
 def decode_temporal_records(words):
-    "Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check."
+    """Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check.
+
+    Args:
+        words
+    """
     def one(r, w):
         if field(w, 151, 0): return None
         t = TemporalRecord(r, field(w, 255, 248), field(w, 247, 240), field(w, 239, 200), field(w, 199, 160), bool(field(w, 159, 152) & 1))
@@ -67,12 +83,22 @@ def decode_temporal_records(words):
 
 # %% ../../nbs/35_evaluate.ipynb #fc90b54f
 def cross_checked(records, slots: dict) -> list:
-    "Records whose slot exists and, if stale, is revoked."
+    """Records whose slot exists and, if stale, is revoked.
+
+    Args:
+        records
+        slots (dict)
+    """
     return [t for t in records if t.memory_slot in slots and (not t.current_stale or slots[t.memory_slot].revoked)]
 
 # %% ../../nbs/35_evaluate.ipynb #ce2d9dc9
 def structural_validity(words, sub) -> float:
-    "The reference's structural validity of a decoded state."
+    """The reference's structural validity of a decoded state.
+
+    Args:
+        words
+        sub
+    """
     own = decode_temporal_records(words)
     folded = decode_temporal(words, sub.slots)   # coretex's count, replaced by the reference's below
     attempts = sub.attempts + len(own.items)
@@ -82,7 +108,19 @@ def structural_validity(words, sub) -> float:
 # %% ../../nbs/35_evaluate.ipynb #a5c66bab
 @dataclass(frozen=True)
 class StateView:
-    "What routing reads from one state, resolved against the corpus."
+    """What routing reads from one state, resolved against the corpus.
+
+    Attributes:
+        anchors (dict): slot -> event id: valid, non-revoked slots that resolve
+        policy_anchors (frozenset): non-revoked slots flagged policy-anchor
+        slot_family (dict): slot -> MemorySlot family, for every valid slot
+        current_events (frozenset): events a temporal record marks current
+        stale_events (frozenset): events a temporal record marks superseded
+        lenses (tuple): category lenses, in decode order
+        atoms (dict): family -> PolicyAtoms, in decode order
+        structural_validity (float)
+        answer_slots_of (dict, default dfield(default_factory=dict)): event id -> valid slots anchoring it (relation recall)
+    """
     anchors: dict              # slot -> event id: valid, non-revoked slots that resolve
     policy_anchors: frozenset  # non-revoked slots flagged policy-anchor
     slot_family: dict          # slot -> MemorySlot family, for every valid slot
@@ -98,7 +136,13 @@ class StateView:
         return view_reads(self)
 
 def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
-    "Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus."
+    """Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus.
+
+    Args:
+        words
+        corpus (Corpus)
+        pipeline (str, default 'r5')
+    """
     sub = decode_substrate(words, pipeline)
     live = {s: m for s, m in sub.slots.items() if not m.revoked}
     anchors = {s: corpus.by_record[m.record_id] for s, m in live.items() if m.record_id in corpus.by_record}
@@ -112,14 +156,22 @@ def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
 
 # %% ../../nbs/35_evaluate.ipynb #2a63e44e
 def entity_registry(corpus: Corpus) -> tuple:
-    "((id, names) per entity, generic ids): the reference's public policy entity registry."
+    """((id, names) per entity, generic ids): the reference's public policy entity registry.
+
+    Args:
+        corpus (Corpus)
+    """
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
                  tuple(r.lower() for r in e.get("roleAliases") or [] if isinstance(r, str) and r)) for e in corpus.entities)
     return reg, frozenset(i for i, _, _ in reg if i in corpus.entity_owners)
 
 # %% ../../nbs/35_evaluate.ipynb #b0e315db
 def name_pattern(name: str) -> re.Pattern:
-    "A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query."
+    """A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query.
+
+    Args:
+        name (str)
+    """
     return re.compile(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", re.I)
 
 # %% ../../nbs/35_evaluate.ipynb #780ee91e
@@ -130,15 +182,47 @@ def pinned_bundle_hash() -> bytes:
 
 # %% ../../nbs/35_evaluate.ipynb #d8df2633
 def default_embedder(corpus: Corpus):
-    "The embedder for queries the corpus has no vector for: the corpus's named model."
+    """The embedder for queries the corpus has no vector for: the corpus's named model.
+
+    Args:
+        corpus (Corpus)
+    """
     name = (corpus.bi_encoder or {}).get("modelId")
     return DeterministicEmbedder() if name == DETERMINISTIC_EMBEDDER else Embedder(name)
 
 # %% ../../nbs/35_evaluate.ipynb #c96d48c4
+class QueryStores(NamedTuple):
+    """Where a query's state-independent work is kept: stage-1 lists and query vectors, dense cosines, query shapes.
+
+    Attributes:
+        first_stage (dict)
+        cosines (dict)
+        shapes (dict)
+    """
+    first_stage: dict
+    cosines: dict
+    shapes: dict
+
 class Evaluator:
-    "Scores states on hidden packs of one corpus under one profile, embedder and reranker."
-    def __init__(self, corpus: Corpus|None = None, profile: Profile|None = None, embedder=None, reranker=None,
-                 progress: bool = False, bundle_hash: bytes|None = None, cache: EvalCache|None = None):
+    """Scores states on hidden packs of one corpus under one profile, embedder and reranker.
+
+    Args:
+        corpus (Corpus | None, default None): the retrieval corpus; None: the embedded 1,959-event corpus the vectors use
+        profile (Profile | None, default None): the bundle profile; None: the shipped launch profile (evaluator-profile-v16)
+        embedder (default None): stage 1's bi-encoder for queries without a stored vector; None: the corpus's model
+        reranker (default None): None: the embedded deterministic reranker (cosine and token overlap)
+        progress (bool, default False): draw progress bars on stderr while indexing
+        bundle_hash (bytes | None, default None): None: the pinned bundle's hash
+        cache (EvalCache | None, default None): what is kept between evaluations; None: bounded caches, EvalCache.none(): nothing
+    """
+    def __init__(self,
+                 corpus: Corpus|None = None,      # the retrieval corpus; None: the embedded 1,959-event corpus the vectors use
+                 profile: Profile|None = None,    # the bundle profile; None: the shipped launch profile (evaluator-profile-v16)
+                 embedder=None,                   # stage 1's bi-encoder for queries without a stored vector; None: the corpus's model
+                 reranker=None,                   # None: the embedded deterministic reranker (cosine and token overlap)
+                 progress: bool = False,          # draw progress bars on stderr while indexing
+                 bundle_hash: bytes|None = None,  # None: the pinned bundle's hash
+                 cache: EvalCache|None = None):   # what is kept between evaluations; None: bounded caches, EvalCache.none(): nothing
         self.corpus = corpus or embedded_corpus()
         self.profile = profile or load_profile()
         self.pipeline, self.progress, p = self.profile.pipeline, progress, self.profile
@@ -154,35 +238,99 @@ class Evaluator:
                                                                    self.reranker.name))
         self.fs._cache = self.cache.first_stage   # stage-1 lists and query vectors go to the bounded store
         self._subjects = {}
-        self._owner_bm25 = {}   # per-corpus: an owner's store never changes, so its BM25 index is built once
+        self._owner_bm25 = {}      # per-corpus: an owner's store never changes, so its BM25 index is built once
+        self._shapes = Memo(1 << 16)   # query -> QueryShape, when caches are on
 
-    def bicos(self, q: dict) -> np.ndarray:
-        "cosineSimilarity(doc, query) of every document, in doubles (cached per query)."
-        def cosines():
-            d, v = self.fs.doc_vecs.astype(np.float64), self.fs.event_vector(q).astype(np.float64)
+    def stores(self) -> QueryStores:
+        "Where a query's state-independent work goes: this Evaluator's bounded stores, or with caches off new ones the caller holds."
+        c, own = self.cache, lambda store: store if self.cache.reuse or store.size > 1 else {}   # a one-entry store keeps nothing
+        return QueryStores(own(self.fs._cache), own(c.cosines), self._shapes if c.reuse else Memo(1 << 16))
+
+    def bicos(self, q: dict, stores: QueryStores|None = None) -> np.ndarray:
+        """cosineSimilarity(doc, query) of every document, in doubles (kept per query in `stores`, default the bounded ones).
+
+        Args:
+            q (dict)
+            stores (QueryStores | None, default None)
+        """
+        store = self.cache.cosines if stores is None else stores.cosines
+        out = store.get(q["id"])
+        if out is None:
+            d, v = self.fs.doc_vecs64, self.fs.event_vector(q, None if stores is None else stores.first_stage).astype(np.float64)
             den = self.doc_norms * math.sqrt(float(v @ v))
-            with np.errstate(invalid="ignore", divide="ignore"): return np.where(den > 0, (d @ v) / den, 0.0)
-        return self.cache.cosines.get_or(q["id"], cosines)
+            with np.errstate(invalid="ignore", divide="ignore"): out = store[q["id"]] = np.where(den > 0, (d @ v) / den, 0.0)
+        return out
 
     @cached_property
     def doc_norms(self) -> np.ndarray:
         "Every document vector's norm, in doubles: a property of the corpus, computed once."
-        d = self.fs.doc_vecs.astype(np.float64)
+        d = self.fs.doc_vecs64
         return np.sqrt((d * d).sum(axis=1))
 
+    @cached_property
+    def registry_names(self) -> set:
+        "Every name of the entity registry (conflict intent reads them)."
+        return {n for _, ns, _ in self.registry for n in ns}
+
+    @cached_property
+    def _strata(self) -> tuple:
+        return pack_strata(self.corpus.hidden_events, self.profile.disabled_families)
+
+    def draw(self, seed: bytes, epoch_id: int) -> list:
+        """The hidden pack a seed draws (15_seeds): the pool's strata are kept for a corpus held in memory, read per draw from a packed one.
+
+        Args:
+            seed (bytes)
+            epoch_id (int)
+        """
+        p, packed = self.profile, isinstance(self.corpus, PackedCorpus)   # kept, a packed corpus's pool would grow with it
+        return draw_pack(seed, epoch_id, self.corpus.hidden_events if packed else None, p.pack_size, p.quotas, p.disabled_families,
+                         None if packed else self._strata)
+
+    @cached_property
+    def event_names(self):
+        "Event ids by code, the corpus's ids in sorted order: the pool's arrays hold codes."
+        c = self.corpus
+        return c.event_ids if isinstance(c, PackedCorpus) else sorted(c.by_id)
+
+    @cached_property
+    def event_code(self):
+        "event id -> code."
+        c = self.corpus
+        return Keyed(c.arrays["ids"], int) if isinstance(c, PackedCorpus) else {e: i for i, e in enumerate(self.event_names)}
+
+    @cached_property
+    def doc_event_codes(self) -> np.ndarray:
+        "The owner event's code of every document, in id order."
+        c = self.corpus
+        if isinstance(c, PackedCorpus): return np.asarray(c.arrays["doc_event"], np.int32)
+        return np.array([self.event_code[c.doc_event[d]] for d in c.doc_ids], np.int32)
+
     def view(self, words) -> StateView:
-        "The state's view (cached per state)."
+        """The state's view (cached per state).
+
+        Args:
+            words
+        """
         return self.cache.views.get_or(tuple(words), lambda: state_view(words, self.corpus, self.pipeline))
 
     def rerank(self, query: str, texts: list) -> np.ndarray:
-        "Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once."
-        if not self.cache.reuse:   # caches off: nothing to look up, so no content keys to compute
+        """Reranker scores of (query, text) pairs; only pairs the cache lacks go to the reranker, each once.
+
+        Args:
+            query (str)
+            texts (list)
+        """
+        if not self.cache.reuse:   # caches off: nothing to look up, so no keys to build
             once = list(dict.fromkeys(texts))
             self.cache.scores.misses += len(once)   # still counted as pairs sent to the reranker
-            got = dict(zip(once, map(float, self.reranker.score(query, once))))
+            scores = self.reranker.score(query, once)
+            if len(once) == len(texts): return np.array(scores, np.float64)   # no text twice: the scores are already in order
+            got = dict(zip(once, map(float, scores)))
             return np.array([got[t] for t in texts], np.float64)
-        keys = [content_key(query, t) for t in texts]
-        got = {k: self.cache.scores[k] for k in dict.fromkeys(keys) if k in self.cache.scores}
+        keys, got = [(query, t) for t in texts], {}   # the pair itself: a string keeps its hash once computed, a digest per pair costs more
+        for k in dict.fromkeys(keys):
+            if (x := self.cache.scores.get(k)) is not None: got[k] = x
         todo = {k: t for k, t in zip(keys, texts) if k not in got}
         if todo:
             for k, s in zip(todo, self.reranker.score(query, list(todo.values()))): got[k] = self.cache.scores[k] = float(s)
@@ -194,7 +342,14 @@ class EvaluationError(ValueError):
 
 @dataclass
 class Candidate:
-    "A pool document: the event it stands for and every routing source that reached it, in order."
+    """A pool document: the event it stands for and every routing source that reached it, in order.
+
+    Attributes:
+        doc (str)
+        event (str)
+        sources (list)
+        slot (int | None, default None): the routing anchor that brought it: never set while raw anchors are off
+    """
     doc: str
     event: str
     sources: list
@@ -202,56 +357,184 @@ class Candidate:
 
 STAGE1 = ("stage1",)
 
+class Stage1:
+    """A query's stage-1 list as a set (document indices ascending, their owner events' codes) and its first documents' events in order.
+
+    Args:
+        ev ('Evaluator')
+        idx (np.ndarray): document indices, ascending
+        codes (np.ndarray): their owner events' codes
+        head (np.ndarray): owner-event codes of the list's first documents, in its order
+        order (default None): () -> owner-event codes of the whole list in its order, when more than `head` is asked for
+    """
+    def __init__(self, ev: "Evaluator",
+                 idx: np.ndarray,       # document indices, ascending
+                 codes: np.ndarray,     # their owner events' codes
+                 head: np.ndarray,      # owner-event codes of the list's first documents, in its order
+                 order=None):           # () -> owner-event codes of the whole list in its order, when more than `head` is asked for
+        self.ev, self.idx, self.codes, self.head, self.order = ev, idx, codes, head, order
+        self._events = None
+    def __len__(self) -> int: return len(self.idx)
+    def position(self, doc: str) -> int|None:
+        """The position of a stage-1 document, or None (a binary search: no per-query dict of thousands of ids).
+
+        Args:
+            doc (str)
+        """
+        di = self.ev.corpus.doc_index.get(doc)
+        if di is None: return None
+        j = int(np.searchsorted(self.idx, di))
+        return j if j < len(self.idx) and self.idx[j] == di else None
+    def doc(self, i: int) -> str: return self.ev.corpus.doc_ids[int(self.idx[i])]
+    def event(self, i: int) -> str: return self.ev.event_names[int(self.codes[i])]
+    def events_head(self, k: int) -> list:
+        """Owner events of the first k documents of the stage-1 list, in its order.
+
+        Args:
+            k (int)
+        """
+        codes = self.head if k <= len(self.head) else self.order()
+        return [self.ev.event_names[c] for c in codes[:k].tolist()]
+    def has_event(self, e: str) -> bool:
+        """Some stage-1 document stands for event e.
+
+        Args:
+            e (str)
+        """
+        if self._events is None: self._events = frozenset(self.codes.tolist())
+        return self.ev.event_code.get(e) in self._events
+
 class Pool:
-    "doc id -> Candidate, in the order documents joined; a document only stage 1 reached is held as its event alone."
-    def __init__(self, docs=(), events=()):
-        self.events = dict(zip(docs, events))   # doc -> event, in join order: most of a pool is stage 1, built at dict speed
-        self.tagged = {}                        # doc -> Candidate of every document a source besides stage 1 reached
-    def __len__(self) -> int: return len(self.events)
+    """doc id -> Candidate, in the order documents joined: stage 1 (as arrays), then what routing added; a document only stage 1 reached is held as its event alone.
+
+    Args:
+        s1 (Stage1)
+    """
+    def __init__(self, s1: Stage1):
+        self.s1 = s1
+        self.extra = {}    # doc -> event: documents beyond stage 1, in join order
+        self.tagged = {}   # doc -> Candidate of every document a source besides stage 1 reached
+    def __len__(self) -> int: return len(self.s1) + len(self.extra)
     def __iter__(self): return iter(self.events)
-    def __contains__(self, doc) -> bool: return doc in self.events
+    def __contains__(self, doc) -> bool: return doc in self.extra or self.s1.position(doc) is not None
+    def position(self, doc: str) -> int:
+        """The join position of a pooled document.
+
+        Args:
+            doc (str)
+        """
+        if doc in self.extra: return len(self.s1) + list(self.extra).index(doc)   # routing adds a few documents, not thousands
+        return self.s1.position(doc)
+    def event_of(self, doc: str) -> str:
+        """The event a pooled document stands for.
+
+        Args:
+            doc (str)
+        """
+        e = self.extra.get(doc)
+        return e if e is not None else self.s1.event(self.s1.position(doc))
+    @property
+    def events(self) -> dict:
+        "doc -> event in join order (built when read: the rules read the arrays)."
+        out = {self.s1.doc(i): self.s1.event(i) for i in range(len(self.s1))}
+        out.update(self.extra)
+        return out
     def __getitem__(self, doc: str) -> Candidate:
-        return self.tagged.get(doc) or Candidate(doc, self.events[doc], list(STAGE1))
+        return self.tagged.get(doc) or Candidate(doc, self.event_of(doc), list(STAGE1))
     def values(self):
         "The Candidates, in join order."
         return (self[d] for d in self.events)
     def sources(self, doc: str):
-        "The routing sources that reached a pooled document, in order."
+        """The routing sources that reached a pooled document, in order.
+
+        Args:
+            doc (str)
+        """
         c = self.tagged.get(doc)
         return c.sources if c else STAGE1
     def admit(self, doc: str, event: str, source: str) -> bool:
-        "Add a document (True) or tag the one already there (False)."
-        if doc in self.events:
+        """Add a document (True) or tag the one already there (False).
+
+        Args:
+            doc (str)
+            event (str)
+            source (str)
+        """
+        if doc in self:
             c = self[doc]
             if source not in c.sources: c.sources.append(source); self.tagged[doc] = c
             return False
-        self.events[doc] = event
+        self.extra[doc] = event
         if source != "stage1": self.tagged[doc] = Candidate(doc, event, [source])
         return True
 
 # %% ../../nbs/35_evaluate.ipynb #238d91f8
-def stage1_pool(ev: Evaluator, q: dict) -> tuple:
-    "(stage-1 doc indices, the pool they start): pooled, or the owner's store for an owner-scoped query."
-    ids = ev.corpus.doc_ids
-    if ev.profile.owner_scope_mode == "restrict" and q.get("ownerScoped") is True and q.get("ownerEntityId"):
+def stage1_of(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> Stage1:
+    """The query's Stage1 (pooled, or the owner's store for an owner-scoped query), kept beside stage 1's lists (`ev.stores()` by default).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        stores (QueryStores | None, default None)
+    """
+    stores = stores or ev.stores()
+    store = stores.first_stage
+    key = ("p", q["id"], q.get("queryText"), q.get("ownerScoped"), q.get("ownerEntityId"))
+    out = store.get(key)
+    if out is not None: return out
+    p = ev.profile
+    head = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else 0   # the lens seeds
+    if p.owner_scope_mode == "restrict" and q.get("ownerScoped") is True and q.get("ownerEntityId"):
         scope = owner_scope_index(ev).get(q["ownerEntityId"], [])
-        if len(scope) < len(ids):
-            rows = scoped_stage1(ev, q, scope)
-            return np.array([ev.corpus.doc_index[d] for d, _ in rows], int), Pool([d for d, _ in rows], [e for _, e in rows])
-    idx = ev.fs.retrieve(q)
-    docs = list(map(ids.__getitem__, idx.tolist()))
-    return idx, Pool(docs, map(ev.corpus.doc_event.__getitem__, docs))
+        if len(scope) < len(ev.corpus.doc_ids):
+            rows = scoped_stage1(ev, q, scope, stores)
+            idx = np.array([ev.corpus.doc_index[d] for d, _ in rows], np.int32)
+            codes = np.array([ev.event_code[e] for _, e in rows], np.int32)
+            o = np.argsort(idx, kind="stable")
+            out = Stage1(ev, idx[o], codes[o], codes, lambda: codes)
+    if out is None:
+        if head:
+            idx, top = ev.fs.pooled(q, head, store)
+            order = lambda: ev.doc_event_codes[ev.fs.retrieve(q, store)]
+        else:
+            top = ev.fs.retrieve(q, store)
+            idx, order = np.sort(top), None
+        idx = idx.astype(np.int32)
+        out = Stage1(ev, idx, ev.doc_event_codes[idx], ev.doc_event_codes[top], order)
+    store[key] = out
+    return out
+
+def stage1_pool(ev: Evaluator, q: dict) -> tuple:
+    """(stage-1 doc indices, ascending; the pool they start): pooled, or the owner's store for an owner-scoped query.
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+    """
+    s1 = stage1_of(ev, q)
+    return s1.idx, Pool(s1)
 
 # %% ../../nbs/35_evaluate.ipynb #4869e47a
 def owner_scope_index(ev: Evaluator) -> dict:
-    "entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index)."
+    """entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index).
+
+    Args:
+        ev (Evaluator)
+    """
     return ev.corpus.owner_scopes
 
-def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
-    "The owner-scoped stage-1 list: [(doc id, event id)], best first."
+def scoped_stage1(ev: Evaluator, q: dict, scope: list, stores: QueryStores|None = None) -> list:
+    """The owner-scoped stage-1 list: [(doc id, event id)], best first.
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        scope (list)
+        stores (QueryStores | None, default None)
+    """
     if not scope: return []
     p, di = ev.profile, np.array([ev.corpus.doc_index[d] for d, _ in scope], int)
-    cos = ev.bicos(q)[di]
+    cos = ev.bicos(q, stores)[di]
     dense = (cos - cos.min()) / (cos.max() - cos.min()) if cos.max() > cos.min() else np.ones(len(scope))
     raw = owner_bm25(ev, scope).scores(q["queryText"])
     hit = raw[raw > 0]
@@ -262,18 +545,34 @@ def scoped_stage1(ev: Evaluator, q: dict, scope: list) -> list:
 
 # %% ../../nbs/35_evaluate.ipynb #ownerbm25ex
 def owner_bm25(ev: Evaluator, scope: list) -> BM25Index:
-    "The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store."
+    """The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store.
+
+    Args:
+        ev (Evaluator)
+        scope (list)
+    """
     key = tuple(d for d, _ in scope)
     if key not in ev._owner_bm25: ev._owner_bm25[key] = BM25Index([ev.corpus.docs[d] for d, _ in scope])
     return ev._owner_bm25[key]
 
 # %% ../../nbs/35_evaluate.ipynb #47302a44
 def name_in(text: str, name: str) -> bool:
-    "The name occurs in the text as the reference finds names."
+    """The name occurs in the text as the reference finds names.
+
+    Args:
+        text (str)
+        name (str)
+    """
     return name_pattern(name).search(text) is not None
 
 def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
-    "The public subject entities of a query, or none when its names are ambiguous (or there is no registry)."
+    """The public subject entities of a query, or none when its names are ambiguous (or there is no registry).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        fanout (int, default 4)
+    """
     if not ev.registry: return frozenset()
     if q.get("subjectEntityId") and q["subjectEntityId"] not in ev.generic: return frozenset([q["subjectEntityId"]])
     text = (q.get("queryText") or "").lower()
@@ -297,48 +596,154 @@ _INTENT_CUES = (  # (edge type, pattern) in the reference's order
     ("supports", r"'s\s+(manager|partner|parent|spouse|friend|boss|assistant|roommate|neighbou?r)\b"),
     ("derived_from", r"\b(derived from|based on|forked from|comes from|originates? from|adapted from)\b"),
     ("coreference_of", rf"\bthe (?:{_ROLES1})\b"), ("coreference_of", rf"\bthe (?:{_ROLES2})\b"))
+_INTENT_RES = tuple((et, re.compile(pat)) for et, pat in _INTENT_CUES)   # compiled once: every query is read again on every patch
 
 def relation_intent(text: str) -> set:
-    "Edge types whose reach the query's public wording asks for."
+    """Edge types whose reach the query's public wording asks for.
+
+    Args:
+        text (str)
+    """
     t = (text or "").lower()
-    return {et for et, pat in _INTENT_CUES if re.search(pat, t)}
+    return {et for et, pat in _INTENT_RES if pat.search(t)}
 
 # %% ../../nbs/35_evaluate.ipynb #c0c8e314
+_LIFECYCLE_CUES = tuple((re.compile(pat), intent) for pat, intent in (   # in the reference's order: the first cue found decides
+    (r"\b(?:replaced|superseded|supersedes|retired)\b", "supersedes"),
+    (r"(?:what|which) (?:is the )?(?:new|current) [a-z ]+ (?:after|since|now that) (?:the )?(?:old|previous|prior)", "supersedes"),
+    (r"\b(?:canonical|alias(?:es)?|also known as|aka)\b", "coreference_of"),
+    (r"\b(?:which name|what name)\b.*\b(?:refer|same entity|same person|same project)\b", "coreference_of"),
+    (r"\b(?:rename|renamed|formerly known as|previously known as)\b", "coreference_of")))
+
 def lifecycle_intent(text: str) -> str|None:
-    "'supersedes', 'coreference_of' or None, from the query's lifecycle wording."
+    """'supersedes', 'coreference_of' or None, from the query's lifecycle wording.
+
+    Args:
+        text (str)
+    """
     t = (text or "").lower()
-    if re.search(r"\b(?:replaced|superseded|supersedes|retired)\b", t): return "supersedes"
-    if re.search(r"(?:what|which) (?:is the )?(?:new|current) [a-z ]+ (?:after|since|now that) (?:the )?(?:old|previous|prior)", t): return "supersedes"
-    if re.search(r"\b(?:canonical|alias(?:es)?|also known as|aka)\b", t): return "coreference_of"
-    if re.search(r"\b(?:which name|what name)\b.*\b(?:refer|same entity|same person|same project)\b", t): return "coreference_of"
-    if re.search(r"\b(?:rename|renamed|formerly known as|previously known as)\b", t): return "coreference_of"
-    return None
+    return next((intent for pat, intent in _LIFECYCLE_CUES if pat.search(t)), None)
 
 # %% ../../nbs/35_evaluate.ipynb #cdf6a7cc
 def conflict_intent(text: str, names: set) -> bool:
-    "A leading 'For <scope>,' whose scope is not an entity name."
+    """A leading 'For <scope>,' whose scope is not an entity name.
+
+    Args:
+        text (str)
+        names (set)
+    """
     m = re.match(r"for\s+([^,]+),", (text or "").lower())
     return bool(m) and m.group(1).strip() not in names
 
 # %% ../../nbs/35_evaluate.ipynb #8ef55b57
 def subjects_of(ev: Evaluator, q: dict) -> frozenset:
-    "query_subjects, computed once per query (it scans the registry's name patterns)."
+    """query_subjects, computed once per query (it scans the registry's name patterns).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+    """
     key = (q["id"], q.get("queryText"), q.get("subjectEntityId"))
     if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
     return ev._subjects[key]
 
+# %% ../../nbs/35_evaluate.ipynb #shapeex1
+class QueryShape:
+    """A query's own facts, the same on every state: subjects, intents, its stage 1 and dense cosines, and which parts of a state its ordering can read.
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        stores (QueryStores)
+    """
+    def __init__(self, ev: Evaluator, q: dict, stores: QueryStores):
+        p, text = ev.profile, q.get("queryText")
+        self.ev, self.q, self.stores = ev, q, stores
+        self.subjects = subjects_of(ev, q)
+        rel, life = relation_intent(text), lifecycle_intent(text)
+        typed = p.policy_relation_typed_admission
+        self.lifecycle = life if typed else None
+        self.intents = frozenset(rel | ({life} if life else set())) if typed else frozenset()   # relation-typed admission's edge types
+        self.entity_intent = (q.get("publicIntent") or {}).get("atom") == "entity_resolution_atom" or "coreference_of" in rel \
+            or life == "coreference_of"
+    @property
+    def stage1(self) -> Stage1:
+        "Its stage-1 list, from the stores."
+        return stage1_of(self.ev, self.q, self.stores)
+    @property
+    def cosines(self) -> np.ndarray:
+        "Every document's dense cosine with it, from the stores."
+        return self.ev.bicos(self.q, self.stores)
+    # The gates of the dependency rule (below): each says whether the ordering can read one part of a state.
+    @cached_property
+    def temporal(self) -> bool: return is_temporal_query(self.ev.profile, self.q)   # the temporal marks of its pool's events
+    @cached_property
+    def validity(self) -> bool: return validity_query(self.ev.profile, self.q)      # marked validity events, pooled or not
+    @cached_property
+    def scope_intent(self) -> bool:
+        "Memory-IR scope headers: whether the state marks any event at all."
+        return (self.q.get("publicIntent") or {}).get("atom") == "scope_atom" or self.q.get("scope") is not None
+    @cached_property
+    def entity_gate(self) -> bool:
+        "The entity window (policy anchors in slots 128..191)."
+        p = self.ev.profile
+        return self.ev.pipeline == "r5" and bool(self.ev.registry) and p.enable_entity_resolution_atoms and self.entity_intent and bool(self.subjects)
+    @cached_property
+    def scope_gate(self) -> bool:
+        "The scope window (policy anchors in slots 192..255)."
+        p = self.ev.profile
+        return self.ev.pipeline == "r5" and bool(self.ev.registry) and p.enable_scope_atoms and self.scope_intent and bool(self.subjects) \
+            and bool(public_scope(self.q))
+    @cached_property
+    def policy_gate(self) -> bool:
+        "Evidence and conflict atoms and the slots they target."
+        p = self.ev.profile
+        return p.pipeline == "r5" and (not p.policy_query_conditioned_admission or (bool(self.ev.registry) and bool(self.subjects)))
+    @cached_property
+    def lens_types(self) -> frozenset:
+        "Edge types of the corpus relations the category-lens BFS can walk from its seeds (a superset: every edge, either way)."
+        p, s1 = self.ev.profile, self.stage1
+        if p.category_lens_expansion_budget <= 0: return frozenset()
+        k = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else len(s1)
+        return lens_reach(self.ev, s1.events_head(min(k, len(s1))))
+
+def query_shape(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> QueryShape:
+    """The query's shape, kept in `stores` (default `ev.stores()`: the Evaluator's with caches on).
+
+    Args:
+        ev (Evaluator)
+        q (dict)
+        stores (QueryStores | None, default None)
+    """
+    stores = stores or ev.stores()
+    pi, sc = q.get("publicIntent"), q.get("scope")
+    key = (q["id"], q.get("queryText"), q.get("subjectEntityId"), q.get("family"), q.get("ownerScoped"), q.get("ownerEntityId"),
+           repr(pi) if pi else None, repr(sc) if sc is not None else None)   # everything a shape reads of the query
+    sh = stores.shapes.get(key)
+    return sh if sh is not None else stores.shapes.keep(key, QueryShape(ev, q, stores))
+
 # %% ../../nbs/35_evaluate.ipynb #abcc59e1
 @dataclass
 class QueryContext:
-    "What routing reads and accumulates about one query on one state."
+    """What routing reads and accumulates about one query on one state.
+
+    Attributes:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        shape (QueryShape)
+        pool (Pool)
+        lens_weight (dict, default dfield(default_factory=dict)): doc -> normalised category-lens weight
+        lens_peers (dict, default dfield(default_factory=dict)): event -> {peer event: True}, in the order found
+        matched_anchors (dict, default dfield(default_factory=dict)): anchor events a policy selector matched, in order
+        entity_docs (dict, default dfield(default_factory=dict)): docs entity_resolution atoms admitted
+        scope_docs (dict, default dfield(default_factory=dict)): docs scope atoms admitted
+    """
     ev: Evaluator
     view: StateView
     q: dict
-    stage1: np.ndarray
+    shape: QueryShape
     pool: Pool
-    subjects: frozenset
-    intents: set                                           # relation-typed admission's edge types (with lifecycle)
-    lifecycle: str|None
     lens_weight: dict = dfield(default_factory=dict)       # doc -> normalised category-lens weight
     lens_peers: dict = dfield(default_factory=dict)        # event -> {peer event: True}, in the order found
     matched_anchors: dict = dfield(default_factory=dict)   # anchor events a policy selector matched, in order
@@ -352,35 +757,67 @@ class QueryContext:
     def corpus(self) -> Corpus:
         "The evaluator's corpus."
         return self.ev.corpus
+    @property
+    def stage1(self) -> Stage1: return self.pool.s1
+    @property
+    def subjects(self) -> frozenset: return self.shape.subjects
+    @property
+    def intents(self) -> frozenset: return self.shape.intents
+    @property
+    def lifecycle(self) -> str|None: return self.shape.lifecycle
     def edge_admissible(self, edge_type: str) -> bool:
-        "A public edge type, and (relation-typed admission) one the query's intent names."
+        """A public edge type, and (relation-typed admission) one the query's intent names.
+
+        Args:
+            edge_type (str)
+        """
         return edge_type in EDGE_TYPES.values() and (not self.p.policy_relation_typed_admission or edge_type in self.intents)
 
-def query_context(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
-    "A query's stage 1, pool, subjects and intents on one state."
-    idx, pool = stage1_pool(ev, q)
-    typed = ev.profile.policy_relation_typed_admission
-    life = lifecycle_intent(q.get("queryText")) if typed else None
-    intents = (relation_intent(q.get("queryText")) | ({life} if life else set())) if typed else set()
-    return QueryContext(ev, view, q, idx, pool, subjects_of(ev, q), intents, life)
+def query_context(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> QueryContext:
+    """A query's shape and the pool its stage 1 starts, on one state.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        stores (QueryStores | None, default None)
+    """
+    sh = query_shape(ev, q, stores)
+    return QueryContext(ev, view, q, sh, Pool(sh.stage1))
 
 # %% ../../nbs/35_evaluate.ipynb #80f09693
 SCOPE_KEYS = ("projectId", "sessionId", "topicId", "taskId", "userScopeId")
 
 def public_scope(q: dict) -> dict|None:
-    "The query's public scope keys (from `scope`, else `publicIntent`)."
+    """The query's public scope keys (from `scope`, else `publicIntent`).
+
+    Args:
+        q (dict)
+    """
     raw = q.get("scope") or q.get("publicIntent") or {}
     out = {k: raw[k] for k in SCOPE_KEYS if isinstance(raw.get(k), str) and raw[k]}
     return out or None
 
 # %% ../../nbs/35_evaluate.ipynb #0ae1fc22
 def scope_matches(scope: dict|None, intent: dict|None) -> bool:
-    "Every scope key the query gives has the same value on the event (and it gives one)."
+    """Every scope key the query gives has the same value on the event (and it gives one).
+
+    Args:
+        scope (dict | None)
+        intent (dict | None)
+    """
     return bool(scope and intent) and all(scope.get(k) == v for k, v in intent.items())
 
 # %% ../../nbs/35_evaluate.ipynb #817a5b69
 def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) -> list:
-    "Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged."
+    """Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+        source (str)
+        cap (int)
+    """
     out = []
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
         if len(out) >= cap: break
@@ -389,12 +826,20 @@ def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) 
 
 # %% ../../nbs/35_evaluate.ipynb #97f42c29
 def is_memory_event(event_id: str) -> bool:
-    "A memory event of the corpus (not a query or an entity event), by its id."
+    """A memory event of the corpus (not a query or an entity event), by its id.
+
+    Args:
+        event_id (str)
+    """
     return re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id) is not None
 
 # %% ../../nbs/35_evaluate.ipynb #6463b01b
 def role_aliases(ctx: QueryContext) -> set:
-    "Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text)."
+    """Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text).
+
+    Args:
+        ctx (QueryContext)
+    """
     out = {ctx.q["publicIntent"]["roleAlias"].lower()} if (ctx.q.get("publicIntent") or {}).get("roleAlias") else set()
     text = (ctx.q.get("queryText") or "").lower()
     return out | {r for _, _, roles in ctx.ev.registry for r in roles if name_in(text, r)}
@@ -402,20 +847,39 @@ def role_aliases(ctx: QueryContext) -> set:
 # %% ../../nbs/35_evaluate.ipynb #e8fa34a9
 ENTITY_ATOM_SLOTS, SCOPE_ATOM_SLOTS = (128, 192), (192, 256)   # policy-anchor slot windows of entity and scope atoms
 
-def _atom_anchor_events(ctx: QueryContext, lo: int, hi: int):
-    "Memory events of policy-anchor slots lo..hi-1 (multi_hop_relation family) sharing a subject with the query."
-    for s in sorted(x for x in ctx.view.policy_anchors if lo <= x < hi and ctx.view.slot_family.get(x) == "multi_hop_relation"):
-        e = ctx.view.anchors.get(s)
-        if e and is_memory_event(e) and set(ctx.corpus.by_id[e].get("entityIds") or ()) - ctx.ev.generic & ctx.subjects: yield e
+def names_subject(ev: Evaluator, event_id: str, subjects: frozenset) -> bool:
+    """The event names one of the subjects (a generic entity never counts).
+
+    Args:
+        ev (Evaluator)
+        event_id (str)
+        subjects (frozenset)
+    """
+    return bool(set(ev.corpus.by_id[event_id].get("entityIds") or ()) - ev.generic & subjects)
+
+def window_events(ev: Evaluator, view: StateView, subjects: frozenset, lo: int, hi: int) -> list:
+    """Memory events of policy-anchor slots lo..hi-1 (multi_hop_relation family) that name a subject, in slot order.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        subjects (frozenset)
+        lo (int)
+        hi (int)
+    """
+    return [e for s in sorted(x for x in view.policy_anchors if lo <= x < hi and view.slot_family.get(x) == "multi_hop_relation")
+            if (e := view.anchors.get(s)) and is_memory_event(e) and names_subject(ev, e, subjects)]
 
 def admit_entity_atoms(ctx: QueryContext) -> None:
-    "entity_resolution_atom admission: forced truths of the anchors that name the query's subjects."
-    intent = (ctx.q.get("publicIntent") or {}).get("atom") == "entity_resolution_atom" or "coreference_of" in relation_intent(ctx.q.get("queryText")) \
-        or lifecycle_intent(ctx.q.get("queryText")) == "coreference_of"
-    if not (ctx.p.enable_entity_resolution_atoms and intent and ctx.subjects): return
+    """entity_resolution_atom admission: forced truths of the anchors that name the query's subjects.
+
+    Args:
+        ctx (QueryContext)
+    """
+    if not (ctx.p.enable_entity_resolution_atoms and ctx.shape.entity_intent and ctx.subjects): return
     roles, scope, left = role_aliases(ctx), public_scope(ctx.q), max(0, min(ctx.p.policy_entity_max_docs, 256))
     regs = {i: r for i, _, r in ctx.ev.registry}
-    for e in _atom_anchor_events(ctx, *ENTITY_ATOM_SLOTS):
+    for e in window_events(ctx.ev, ctx.view, ctx.subjects, *ENTITY_ATOM_SLOTS):
         if left <= 0: break
         ev = ctx.corpus.by_id[e]
         ev_roles = {r.lower() for r in ev.get("roleAliases") or ()} | {r for i in ev.get("entityIds") or () for r in regs.get(i, ())}
@@ -427,12 +891,15 @@ def admit_entity_atoms(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #1657bb71
 def admit_scope_atoms(ctx: QueryContext) -> None:
-    "scope_atom admission: forced truths of same-subject anchors whose scope matches the query's."
+    """scope_atom admission: forced truths of same-subject anchors whose scope matches the query's.
+
+    Args:
+        ctx (QueryContext)
+    """
     scope = public_scope(ctx.q)
-    intent = (ctx.q.get("publicIntent") or {}).get("atom") == "scope_atom" or ctx.q.get("scope") is not None
-    if not (ctx.p.enable_scope_atoms and intent and ctx.subjects and scope): return
+    if not (ctx.p.enable_scope_atoms and ctx.shape.scope_intent and ctx.subjects and scope): return
     left = max(0, min(ctx.p.policy_scope_max_docs, 256))
-    for e in _atom_anchor_events(ctx, *SCOPE_ATOM_SLOTS):
+    for e in window_events(ctx.ev, ctx.view, ctx.subjects, *SCOPE_ATOM_SLOTS):
         if left <= 0: break
         if not scope_matches(ctx.corpus.by_id[e].get("scope"), scope): continue
         docs = admit_event_truths(ctx, e, "scopeAtom", left)
@@ -440,7 +907,11 @@ def admit_scope_atoms(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #6ae83293
 def evidence_atoms(ctx: QueryContext) -> list:
-    "Enabled evidence-bundle atoms with an allowed action, in decode order."
+    """Enabled evidence-bundle atoms with an allowed action, in decode order.
+
+    Args:
+        ctx (QueryContext)
+    """
     allowed = ctx.p.policy_evidence_allowed_actions
     return [a for a in ctx.view.atoms.get("evidence_bundle", ()) if allowed is None or a.action in allowed] \
         if ctx.p.enable_evidence_bundle_atoms else []
@@ -449,27 +920,34 @@ def evidence_atoms(ctx: QueryContext) -> list:
 NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
 
 def noise_intent(q: dict) -> bool:
-    "The query asks about noise (public intent noise_suppression, or noise wording)."
+    """The query asks about noise (public intent noise_suppression, or noise wording).
+
+    Args:
+        q (dict)
+    """
     return (q.get("publicIntent") or {}).get("atom") == "noise_suppression" or bool(NOISE_WORDS.search((q.get("queryText") or "").lower()))
 
 def _noise_atom(a, noisy: bool) -> bool: return a.selector == "answer_density" and a.action == "suppress" and noisy
 
 # %% ../../nbs/35_evaluate.ipynb #87b3c92f
 def admit_policy_anchors(ctx: QueryContext) -> None:
-    "r5.1 query-conditioned admission of matched policy anchors and their typed reach."
+    """r5.1 query-conditioned admission of matched policy anchors and their typed reach.
+
+    Args:
+        ctx (QueryContext)
+    """
     p, q = ctx.p, ctx.q
     if not (p.pipeline == "r5" and p.policy_query_conditioned_admission and ctx.ev.registry and ctx.subjects): return
     ev_atoms, cl_atoms = evidence_atoms(ctx), list(ctx.view.atoms.get("conflict_lifecycle", ())) if p.enable_conflict_lifecycle_atoms else []
     noisy = noise_intent(q)
     if p.policy_relation_typed_admission and not (ctx.intents or cl_atoms or (any(_noise_atom(a, True) for a in ev_atoms) and noisy)): return
-    names = {n for _, ns, _ in ctx.ev.registry for n in ns}
     for conflict, atoms in ((False, ev_atoms), (True, cl_atoms)):
-        if conflict and p.policy_conflict_intent_admission and not conflict_intent(q.get("queryText"), names): continue
+        if conflict and p.policy_conflict_intent_admission and not conflict_intent(q.get("queryText"), ctx.ev.registry_names): continue
         for a in atoms: _admit_atom(ctx, a, conflict, _noise_atom(a, noisy))
 
 def _admit_atom(ctx: QueryContext, a, conflict: bool, noise: bool) -> None:
     e = ctx.view.anchors.get(a.target_slot)
-    if e is None or not set(ctx.corpus.by_id[e].get("entityIds") or ()) - ctx.ev.generic & ctx.subjects: return
+    if e is None or not names_subject(ctx.ev, e, ctx.subjects): return
     rels = [r for r in ctx.corpus.by_id[e].get("relations") or () if ctx.edge_admissible(r["edgeType"])]
     if not conflict and ctx.p.policy_relation_typed_admission and not rels and not noise: return
     ctx.matched_anchors.setdefault(e, True)
@@ -479,20 +957,42 @@ def _admit_atom(ctx: QueryContext, a, conflict: bool, noise: bool) -> None:
             if r["other_id"] in ctx.corpus.by_id: admit_event_truths(ctx, r["other_id"], "policyAdmitted", 1 << 30)
 
 # %% ../../nbs/35_evaluate.ipynb #aadcf730
-def active_lenses(ctx: QueryContext) -> dict:
-    "edge type -> weight of the heaviest lens the query's intent admits."
+def lens_weights(p: Profile, lenses, life: str|None, intents) -> dict:
+    """edge type -> weight of the heaviest of `lenses` that a query of this lifecycle and these intents admits.
+
+    Args:
+        p (Profile)
+        lenses
+        life (str | None)
+        intents
+    """
     out = {}
-    for lens in ctx.view.lenses:
+    for lens in lenses:
         t = lens.edge_type
-        if ctx.p.policy_relation_typed_admission and (
-                (t == "supersedes" and ctx.lifecycle != "supersedes")
-                or (t == "coreference_of" and ctx.lifecycle != "coreference_of" and "coreference_of" not in ctx.intents)): continue
+        if p.policy_relation_typed_admission and (
+                (t == "supersedes" and life != "supersedes")
+                or (t == "coreference_of" and life != "coreference_of" and "coreference_of" not in intents)): continue
         if t not in out or lens.weight > out[t]: out[t] = lens.weight
     return out
 
+def active_lenses(ctx: QueryContext) -> dict:
+    """edge type -> weight of the heaviest lens the query's intent admits.
+
+    Args:
+        ctx (QueryContext)
+    """
+    return lens_weights(ctx.p, ctx.view.lenses, ctx.lifecycle, ctx.intents)
+
 # %% ../../nbs/35_evaluate.ipynb #b6cd5ea6
 def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
-    "Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents."
+    """Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+        weight (float)
+        cap (int)
+    """
     added = 0
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
         d = td["id"]
@@ -507,25 +1007,34 @@ def _peer(ctx: QueryContext, a: str, b: str) -> None:
     ctx.lens_peers.setdefault(a, {})[b] = True; ctx.lens_peers.setdefault(b, {})[a] = True
 
 # %% ../../nbs/35_evaluate.ipynb #62fd2ea0
-def lens_directions(ctx: QueryContext, event_id: str) -> tuple:
-    "[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal)."
-    fwd = [(r["other_id"], r["edgeType"]) for r in ctx.corpus.by_id[event_id].get("relations") or ()]
-    return fwd, (ctx.ev.inverse.get(event_id, []) if ctx.p.category_lens_bidirectional else [])
+def lens_directions(ev: Evaluator, event_id: str) -> tuple:
+    """[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal).
+
+    Args:
+        ev (Evaluator)
+        event_id (str)
+    """
+    fwd = [(r["other_id"], r["edgeType"]) for r in ev.corpus.by_id[event_id].get("relations") or ()]
+    return fwd, (ev.inverse.get(event_id, []) if ev.profile.category_lens_bidirectional else [])
 
 # %% ../../nbs/35_evaluate.ipynb #a757e9bf
 def category_lens_bfs(ctx: QueryContext) -> None:
-    "Expand the pool along the corpus relations the state's category lenses name."
+    """Expand the pool along the corpus relations the state's category lenses name.
+
+    Args:
+        ctx (QueryContext)
+    """
     lenses, budget, p = active_lenses(ctx), ctx.p.category_lens_expansion_budget, ctx.p
     if not lenses or budget <= 0: return
     seeds = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else len(ctx.stage1)
-    visited = dict.fromkeys(islice(ctx.pool.events.values(), min(seeds, len(ctx.stage1))))   # stage-1 docs lead the pool
+    visited = dict.fromkeys(ctx.stage1.events_head(min(seeds, len(ctx.stage1))))   # the seeds: the stage-1 list's first events
     frontier, added = list(visited), 0
     for _ in range(p.category_lens_hop_budget if p.category_lens_hop_budget and p.category_lens_hop_budget > 0 else p.relation_hop_budget):
         if added >= budget: break
         nxt = []
         for e in frontier:
             if added >= budget: break
-            for direction in lens_directions(ctx, e):   # a spent budget ends a direction's loop only after one more edge
+            for direction in lens_directions(ctx.ev, e):   # a spent budget ends a direction's loop only after one more edge
                 for other, et in direction:
                     if et not in lenses or other not in ctx.corpus.by_id: continue
                     added += lens_add(ctx, other, lenses[et] / 0xFFFF, budget - added)
@@ -536,97 +1045,248 @@ def category_lens_bfs(ctx: QueryContext) -> None:
 
 # %% ../../nbs/35_evaluate.ipynb #28d000de
 def validity_query(p: Profile, q: dict) -> bool:
-    "A validity_atom public intent, with validity atoms enabled."
+    """A validity_atom public intent, with validity atoms enabled.
+
+    Args:
+        p (Profile)
+        q (dict)
+    """
     return p.enable_validity_atoms and (q.get("publicIntent") or {}).get("atom") == "validity_atom"
 
 def is_temporal_query(p: Profile, q: dict) -> bool:
-    "A temporal-family query, or a validity query."
+    """A temporal-family query, or a validity query.
+
+    Args:
+        p (Profile)
+        q (dict)
+    """
     return q["family"] == "temporal" or validity_query(p, q)
 
 # %% ../../nbs/35_evaluate.ipynb #200a3255
-def record_applies(ctx: QueryContext, event_id: str) -> bool:
-    "A temporal record on this event reaches this query (subject/attribute gate for validity events)."
-    if not is_temporal_query(ctx.p, ctx.q): return False
-    val = ctx.corpus.by_id[event_id].get("validity") if event_id in ctx.corpus.by_id else None
+def record_applies_to(p: Profile, corpus: Corpus, q: dict, event_id: str) -> bool:
+    """A temporal record on this event reaches this query (subject/attribute gate for validity events).
+
+    Args:
+        p (Profile)
+        corpus (Corpus)
+        q (dict)
+        event_id (str)
+    """
+    if not is_temporal_query(p, q): return False
+    val = corpus.by_id[event_id].get("validity") if event_id in corpus.by_id else None
     if not val: return True
-    intent = ctx.q.get("publicIntent") or {}
-    subject, attr = intent.get("subjectEntityId") or ctx.q.get("subjectEntityId"), intent.get("attribute")
+    intent = q.get("publicIntent") or {}
+    subject, attr = intent.get("subjectEntityId") or q.get("subjectEntityId"), intent.get("attribute")
     return bool(subject and attr) and val.get("subjectEntityId") == subject and val.get("attribute") == attr
 
+def record_applies(ctx: QueryContext, event_id: str) -> bool:
+    """record_applies_to, for the context's query.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
+    return record_applies_to(ctx.p, ctx.corpus, ctx.q, event_id)
+
+def mark(view: StateView, event_id: str) -> str:
+    """'current', 'superseded' or 'none': how the state's temporal records mark an event.
+
+    Args:
+        view (StateView)
+        event_id (str)
+    """
+    return "current" if event_id in view.current_events else "superseded" if event_id in view.stale_events else "none"
+
 def lifecycle(ctx: QueryContext, event_id: str) -> str:
-    "'current', 'superseded' or 'none' for an event, as this query sees the state's temporal records."
-    if record_applies(ctx, event_id):
-        if event_id in ctx.view.current_events: return "current"
-        if event_id in ctx.view.stale_events: return "superseded"
-    return "none"
+    """'current', 'superseded' or 'none' for an event, as this query sees the state's temporal records.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
+    return mark(ctx.view, event_id) if record_applies(ctx, event_id) else "none"
 
 # %% ../../nbs/35_evaluate.ipynb #2f934f93
 def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
-    "+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0."
+    """+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0.
+
+    Args:
+        ctx (QueryContext)
+        event_id (str)
+    """
     lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.p, ctx.q) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
 
 # %% ../../nbs/35_evaluate.ipynb #d7ae7799
+def validity_events(p: Profile, corpus: Corpus, view: StateView, q: dict) -> list:
+    """Marked memory events (current, then superseded, by id; an event marked both comes twice) whose validity this query's records reach.
+
+    Args:
+        p (Profile)
+        corpus (Corpus)
+        view (StateView)
+        q (dict)
+    """
+    return [e for e in sorted(list(view.current_events) + list(view.stale_events))
+            if record_applies_to(p, corpus, q, e) and (x := corpus.by_id.get(e)) and x.get("validity") and is_memory_event(e)]
+
 def admit_validity_records(ctx: QueryContext) -> None:
-    "validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute."
+    """validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute.
+
+    Args:
+        ctx (QueryContext)
+    """
     if not validity_query(ctx.p, ctx.q): return
     left = 4
-    for e in sorted(list(ctx.view.current_events) + list(ctx.view.stale_events)):
+    for e in validity_events(ctx.p, ctx.corpus, ctx.view, ctx.q):
         if left <= 0: break
-        ev = ctx.corpus.by_id.get(e)
-        if not record_applies(ctx, e) or not ev or not ev.get("validity") or not is_memory_event(e): continue
         left -= len(admit_event_truths(ctx, e, "temporalRecord", left))
 
 # %% ../../nbs/35_evaluate.ipynb #6aedcb7c
-@dataclass
+def lookup(keys: np.ndarray, vals: np.ndarray, at: np.ndarray, default: float = 0.0) -> np.ndarray:
+    """vals[i] where keys[i] == x, for each x of `at` (keys sorted), else `default`: dict.get over arrays.
+
+    Args:
+        keys (np.ndarray)
+        vals (np.ndarray)
+        at (np.ndarray)
+        default (float, default 0.0)
+    """
+    out = np.full(len(at), default)
+    if len(keys) and len(at):
+        j = np.minimum(np.searchsorted(keys, at), len(keys) - 1)
+        hit = keys[j] == at
+        out[hit] = vals[j[hit]]
+    return out
+
+def by_code(ev: Evaluator, m: dict) -> tuple:
+    """(sorted event codes, values) of an event -> float dict: the arrays `lookup` reads.
+
+    Args:
+        ev (Evaluator)
+        m (dict)
+    """
+    items = sorted((ev.event_code[e], v) for e, v in m.items())
+    return np.array([k for k, _ in items], np.int64), np.array([v for _, v in items], np.float64)
+
+def in_order(pre: np.ndarray, idx: np.ndarray, sub: np.ndarray|None = None) -> np.ndarray:
+    """Positions (of `sub`, default all) in candidate order: pre-rank descending, then document index ascending.
+
+    Args:
+        pre (np.ndarray)
+        idx (np.ndarray)
+        sub (np.ndarray | None, default None)
+    """
+    if sub is None: return np.lexsort((idx, -pre))
+    return sub[np.lexsort((idx[sub], -pre[sub]))]
+
+def first_in_order(pre: np.ndarray, idx: np.ndarray, m: int, skip=frozenset()) -> list:
+    """The first m positions in candidate order that are not in `skip`: a partial selection, not a sort of the pool.
+
+    Args:
+        pre (np.ndarray)
+        idx (np.ndarray)
+        m (int)
+        skip (default frozenset())
+    """
+    n, want = len(pre), m + len(skip)
+    if m <= 0: return []
+    if 4 * want >= n: order = in_order(pre, idx)
+    else: order = in_order(pre, idx, np.flatnonzero(pre >= np.partition(pre, n - want)[n - want]))   # every tie at the cut kept
+    return list(islice((i for i in order.tolist() if i not in skip), m))
+
 class Candidates:
-    "The pool as arrays, sorted by (pre-rank desc, doc id asc)."
-    docs: list
-    events: list
-    idx: np.ndarray        # document index (id order)
-    bicos: np.ndarray
-    lens_bonus: np.ndarray # admission-scale category-lens bonus
-    temporal: np.ndarray
-    pre_rank: np.ndarray
-    final_bonus: np.ndarray
+    """The pool as arrays in join order; its candidate order (pre-rank desc, doc id asc) is found only where a rule reads it.
+
+    Args:
+        ev (Evaluator)
+        idx
+        codes
+        bicos
+        lens_bonus
+        temporal
+        pre_rank
+        final_bonus
+    """
+    def __init__(self, ev: Evaluator, idx, codes, bicos, lens_bonus, temporal, pre_rank, final_bonus):
+        self.ev, self.idx, self.codes = ev, idx, codes   # document indices, owner-event codes
+        self.bicos, self.lens_bonus, self.temporal, self.pre_rank, self.final_bonus = bicos, lens_bonus, temporal, pre_rank, final_bonus
+    def __len__(self) -> int: return len(self.idx)
+    def doc(self, i: int) -> str: return self.ev.corpus.doc_ids[int(self.idx[i])]
+    def event(self, i: int) -> str: return self.ev.event_names[int(self.codes[i])]
+    @cached_property
+    def order(self) -> np.ndarray:
+        "Every position in candidate order (a full sort: only rare rules read it)."
+        return in_order(self.pre_rank, self.idx)
+    @cached_property
+    def docs(self) -> list:
+        "Document ids in candidate order."
+        return [self.ev.corpus.doc_ids[i] for i in self.idx[self.order].tolist()]
+    @cached_property
+    def events(self) -> list:
+        "Event ids in candidate order."
+        return [self.ev.event_names[c] for c in self.codes[self.order].tolist()]
+    def of_event(self, e: str) -> np.ndarray:
+        """Positions of the candidates standing for event e, in candidate order.
+
+        Args:
+            e (str)
+        """
+        code = self.ev.event_code.get(e)
+        if code is None: return np.zeros(0, np.int64)
+        return in_order(self.pre_rank, self.idx, np.flatnonzero(self.codes == code))
 
 def candidates(ctx: QueryContext) -> Candidates:
-    "Candidates with their bonuses, in pre-rank order."
-    p, di = ctx.p, ctx.corpus.doc_index
-    docs, events, k = list(ctx.pool), list(ctx.pool.events.values()), len(ctx.stage1)
-    n = len(docs)
-    idx = np.concatenate((ctx.stage1, np.fromiter(map(di.__getitem__, docs[k:]), int, n - k)))   # stage-1 docs lead the pool
-    lw = np.fromiter(map(ctx.lens_weight.get, docs, repeat(0.0)), float, n) if ctx.lens_weight else np.zeros(n)
+    """Candidates with their bonuses, in join order.
+
+    Args:
+        ctx (QueryContext)
+    """
+    p, ev, s1, extra = ctx.p, ctx.ev, ctx.stage1, ctx.pool.extra
+    k = len(s1)
+    n = k + len(extra)
+    if extra:   # stage-1 docs lead the pool
+        idx = np.concatenate((s1.idx, np.fromiter(map(ctx.corpus.doc_index.__getitem__, extra), np.int32, n - k)))
+        codes = np.concatenate((s1.codes, np.fromiter(map(ev.event_code.__getitem__, extra.values()), np.int32, n - k)))
+    else: idx, codes = s1.idx, s1.codes
+    lw = np.zeros(n)
+    for d, w in ctx.lens_weight.items(): lw[ctx.pool.position(d)] = w
     adm_scale = p.category_lens_bonus_weight if p.category_lens_bonus_weight is not None else p.lens_weight
     fin_scale = p.category_lens_final_bonus_weight if p.category_lens_final_bonus_weight is not None else adm_scale
     on = 1.0 if p.category_lens_bonus_enabled else 0.0
-    per_event = {}
+    t = np.zeros(n)
     if is_temporal_query(ctx.p, ctx.q) and (ctx.view.current_events or ctx.view.stale_events):
-        per_event = {e: temporal_bonus(ctx, e) for e in ctx.view.current_events | ctx.view.stale_events}
-    t = np.fromiter(map(per_event.get, events, repeat(0.0)), float, n) if per_event else np.zeros(n)
+        per_event = {e: b for e in ctx.view.current_events | ctx.view.stale_events if (b := temporal_bonus(ctx, e)) != 0.0}
+        if per_event: t = lookup(*by_code(ev, per_event), codes)
     lens, zero = on * adm_scale * lw, np.zeros(n)
-    bicos = ctx.ev.bicos(ctx.q)[idx]
+    bicos = ctx.shape.cosines[idx]
     pre = bicos + (zero + zero + t + lens + zero)          # lens + anchor + temporal + categoryLens + evidence policy
     fin = zero + zero + t + on * fin_scale * lw + zero     # lens + anchor + temporal + final categoryLens + aspect
-    o = np.lexsort((idx, -pre))
-    ol = o.tolist()
-    return Candidates(list(map(docs.__getitem__, ol)), list(map(events.__getitem__, ol)), idx[o], bicos[o], lens[o], t[o], pre[o], fin[o])
+    return Candidates(ev, idx, codes, bicos, lens, t, pre, fin)
 
 # %% ../../nbs/35_evaluate.ipynb #d99b7ee2
 FORCED = {"anchorBFS", "policyAdmitted", "entityResolution", "scopeAtom", "temporalRecord", "temporalMotif", "conflictMotif", "evidenceMotif"}
 
 def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
-    "Positions (into the candidates) of the reranker's input, in the order it is sent."
+    """Positions (into the candidates) of the reranker's input, in the order it is sent.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+    """
     cap = max(1, ctx.p.reranker_input_top_k)
     tagged = [x for x in ctx.pool.tagged.values() if x.slot is not None or (len(x.sources) > 1 and FORCED & set(x.sources))]
-    at = dict(zip(c.docs, range(len(c.docs)))) if tagged else {}   # only documents a routing source tagged can be forced
-    forced = sorted((at[x.doc] for x in tagged), key=lambda i: (ctx.pool[c.docs[i]].slot or 0, c.idx[i]))[:cap]
-    fs = set(forced)
-    return forced + list(islice((i for i in range(len(c.docs)) if i not in fs), cap - len(forced)))
+    forced = sorted(((ctx.pool.position(x.doc), x.slot or 0) for x in tagged), key=lambda t: (t[1], c.idx[t[0]]))[:cap]
+    forced = [i for i, _ in forced]
+    return forced + first_in_order(c.pre_rank, c.idx, cap - len(forced), frozenset(forced))
 
 # %% ../../nbs/35_evaluate.ipynb #75aa5ab1
 def memory_ir_header(ir: dict) -> str|None:
-    "The shared Memory-IR header of an IR record, or None if it says nothing."
+    """The shared Memory-IR header of an IR record, or None if it says nothing.
+
+    Args:
+        ir (dict)
+    """
     parts = [f"lifecycle={ir['lifecycle']}"] if ir.get("lifecycle", "none") != "none" else []
     if ir.get("evidence_role", "none") != "none": parts.append(f"role={ir['evidence_role']}")
     if ir.get("relation_path"): parts.append("path=" + ",".join(sorted(set(ir["relation_path"]))))
@@ -636,8 +1296,14 @@ def memory_ir_header(ir: dict) -> str|None:
 
 # %% ../../nbs/35_evaluate.ipynb #cadef483
 def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
-    "The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms)."
-    scope_intent = (ctx.q.get("publicIntent") or {}).get("atom") == "scope_atom" or ctx.q.get("scope") is not None
+    """The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms).
+
+    Args:
+        ctx (QueryContext)
+        doc (str)
+        event (str)
+    """
+    scope_intent = ctx.shape.scope_intent
     if not (is_temporal_query(ctx.p, ctx.q) or doc in ctx.entity_docs or scope_intent): return None   # no lifecycle, no atom
     if event not in ctx.corpus.by_id or not is_memory_event(event): return None
     ir, ev, lc = {}, ctx.corpus.by_id[event], lifecycle(ctx, event)
@@ -651,58 +1317,117 @@ def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
     return ir or None
 
 # %% ../../nbs/35_evaluate.ipynb #55958a6a
-def bridge_texts(ctx: QueryContext, c: Candidates) -> tuple:
-    "(event -> its highest-cosine candidate's text, event -> its first candidate's cosine)."
-    best, first = {}, {}
-    for i, (e, b) in enumerate(zip(c.events, c.bicos.tolist())):
-        if e not in best or b > best[e][1]: best[e] = (i, b)
-        first.setdefault(e, b)
-    return {e: ctx.corpus.docs[c.docs[i]] for e, (i, _) in best.items()}, first
+class Bridges:
+    """Per event: its highest-cosine candidate's text and its first candidate's cosine (bridgeTexts), found when first asked for.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+    """
+    def __init__(self, ctx: QueryContext, c: Candidates): self.ctx, self.c, self.memo = ctx, c, {}
+    def get(self, e: str):
+        """(text, first cosine) of event e's candidates, or None if no candidate stands for it.
+
+        Args:
+            e (str)
+        """
+        if e not in self.memo:
+            at = self.c.of_event(e)   # in candidate order: argmax keeps the first best, at[0] is the first
+            self.memo[e] = None if not len(at) else \
+                (self.ctx.corpus.docs[self.c.doc(at[int(np.argmax(self.c.bicos[at]))])], float(self.c.bicos[at[0]]))
+        return self.memo[e]
 
 # %% ../../nbs/35_evaluate.ipynb #e6c2e18c
-def rendered_text(ctx: QueryContext, c: Candidates, i: int, bridges) -> str:
-    "What the reranker reads for candidate i."
-    d, e, text = c.docs[i], c.events[i], ctx.corpus.docs[c.docs[i]]
-    if ctx.p.memory_ir_full and (ctx.view.current_events or ctx.view.stale_events or ctx.entity_docs or ctx.scope_docs):
-        h = memory_ir_header(memory_ir(ctx, d, e) or {})
-        if h: return f"{h}\n{text}"
-    if not (ctx.p.category_lens_evidence_bundle and ctx.lens_peers and "categoryLensBFS" in ctx.pool.sources(d)): return text
-    best, first = bridges
-    bridge, cos = None, -math.inf
-    for pe in ctx.lens_peers.get(e, ()):
-        if pe in best and first[pe] > cos: bridge, cos = best[pe], first[pe]
-    return f"Bridge evidence:\n{bridge}\nCandidate answer:\n{text}" if bridge else text
+def rendered_texts(ctx: QueryContext, c: Candidates, cap: list, cap_docs: list|None = None) -> list:
+    """What the reranker reads for each capped candidate, in cap order (`cap_docs`: their doc ids, if known).
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        cap (list)
+        cap_docs (list | None, default None)
+    """
+    p, pool, docs = ctx.p, ctx.pool, ctx.corpus.docs
+    ir = p.memory_ir_full and bool(ctx.view.current_events or ctx.view.stale_events or ctx.entity_docs or ctx.scope_docs)
+    ir_all = ir and ctx.shape.scope_intent   # else only an entity-admitted document, or (temporal) a marked event's, can carry an IR
+    marked = ctx.view.current_events | ctx.view.stale_events if ir and is_temporal_query(p, ctx.q) else ()
+    lens = p.category_lens_evidence_bundle and bool(ctx.lens_peers)
+    bridges = Bridges(ctx, c) if lens else None
+    out = []
+    for i, d in zip(cap, cap_docs or map(c.doc, cap)):
+        text = docs[d]
+        if ir and (ir_all or d in ctx.entity_docs or (marked and c.event(i) in marked)):
+            h = memory_ir_header(memory_ir(ctx, d, c.event(i)) or {})
+            if h: out.append(f"{h}\n{text}"); continue
+        if not (lens and "categoryLensBFS" in pool.sources(d)): out.append(text); continue
+        bridge, cos = None, -math.inf
+        for pe in ctx.lens_peers.get(c.event(i), ()):
+            b = bridges.get(pe)
+            if b is not None and b[1] > cos: bridge, cos = b
+        out.append(f"Bridge evidence:\n{bridge}\nCandidate answer:\n{text}" if bridge else text)
+    return out
 
 # %% ../../nbs/35_evaluate.ipynb #c5121b4c
 def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.ndarray:
-    "Effective reranker scores after score inheritance along lens-peer events."
+    """Effective reranker scores after score inheritance along lens-peer events.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        rr (np.ndarray)
+    """
     alpha = ctx.p.category_lens_score_inheritance
     if not (alpha > 0 and ctx.lens_peers): return rr
     best = {}
     for i in np.flatnonzero(rr > 0).tolist():   # only a positive score can be an event's best (the floor is 0)
-        if rr[i] > best.get(c.events[i], 0.0): best[c.events[i]] = rr[i]
+        e = c.event(i)
+        if rr[i] > best.get(e, 0.0): best[e] = rr[i]
     floor = {e: alpha * max([0.0] + [best.get(pe, 0.0) for pe in peers]) for e, peers in ctx.lens_peers.items()}
-    lift = np.fromiter(map(floor.get, c.events, repeat(0.0)), float, len(rr))   # an event without peers inherits 0
+    lift = lookup(*by_code(ctx.ev, floor), c.codes)   # an event without peers inherits 0
     return np.where(lift > rr, lift, rr)
 
 # %% ../../nbs/35_evaluate.ipynb #a5fca52b
 def _bump(bonus: dict, docs, delta: float) -> None:
     for d in docs: bonus[d] = bonus.get(d, 0.0) + delta
 
-def _docs_by_event(c: Candidates) -> dict:
-    out = {}
-    for d, e in zip(c.docs, c.events): out.setdefault(e, []).append(d)
-    return out
+class DocsByEvent:
+    """event -> its candidates' doc ids in candidate order, found per event when asked for (most events never are).
+
+    Args:
+        c (Candidates)
+    """
+    def __init__(self, c: Candidates): self.c, self.memo = c, {}
+    def get(self, e: str, default=None):
+        if e not in self.memo: self.memo[e] = [self.c.doc(i) for i in self.c.of_event(e).tolist()]
+        return self.memo[e] or default
+    def __contains__(self, e) -> bool: return bool(self.get(e))
+    def __getitem__(self, e: str) -> list:
+        v = self.get(e)
+        if v is None: raise KeyError(e)
+        return v
 
 def atom_fires(ctx: QueryContext, c: Candidates, event_id: str) -> bool:
-    "Query-conditioned: the selector matched the anchor; else the anchor is near-top in stage 1 by cosine."
+    """Query-conditioned: the selector matched the anchor; else the anchor is near-top in stage 1 by cosine.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        event_id (str)
+    """
     if ctx.p.policy_query_conditioned_admission: return event_id in ctx.matched_anchors
-    s1 = sorted((i for i, d in enumerate(c.docs) if "stage1" in ctx.pool.sources(d)), key=lambda i: -c.bicos[i])
-    return event_id in {c.events[i] for i in s1[:ctx.p.policy_query_local_top_k]}
+    s1 = sorted((i for i in c.order.tolist() if "stage1" in ctx.pool.sources(c.doc(i))), key=lambda i: -c.bicos[i])   # stable: candidate order breaks ties
+    return event_id in {c.event(i) for i in s1[:ctx.p.policy_query_local_top_k]}
 
 # %% ../../nbs/35_evaluate.ipynb #3f1a2820
 def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
-    "Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise)."
+    """Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise).
+
+    Args:
+        ctx (QueryContext)
+        a
+        anchor (str)
+        local (dict)
+    """
     out = {}
     for r in ctx.corpus.by_id[anchor].get("relations") or ():
         if ctx.edge_admissible(r["edgeType"]) and r["other_id"] in local: out.update(dict.fromkeys(local[r["other_id"]]))
@@ -712,7 +1437,14 @@ def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
 
 # %% ../../nbs/35_evaluate.ipynb #a9f56e47
 def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) -> None:
-    "Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope."
+    """Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        bonus (dict)
+        unit (float)
+    """
     scope, beta = public_scope(ctx.q), min(ctx.p.policy_max_budget_scope, 0xFFFF) / 1000
     _bump(bonus, ctx.scope_docs, beta * unit)
     out, cap = [], max(0, min(ctx.p.policy_scope_max_suppress, 256))
@@ -725,7 +1457,13 @@ def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) ->
 
 # %% ../../nbs/35_evaluate.ipynb #51972057
 def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> tuple:
-    "(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms."
+    """(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms.
+
+    Args:
+        ctx (QueryContext)
+        c (Candidates)
+        cap_scores (np.ndarray)
+    """
     bonus, traces, p = {}, [], ctx.p
     if p.pipeline != "r5": return bonus, traces
     unit = float(cap_scores.max() - cap_scores.min()) if len(cap_scores) else 0.0
@@ -736,7 +1474,7 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
     for a in evidence_atoms(ctx):
         e = ctx.view.anchors.get(a.target_slot)
         if e is None or not atom_fires(ctx, c, e): continue
-        local = local or _docs_by_event(c)
+        local = local or DocsByEvent(c)
         tgt = evidence_targets(ctx, a, e, local)
         if not tgt: continue
         beta = min(a.budget, p.policy_max_budget_evidence if p.policy_max_budget_evidence is not None else a.budget) / 1000
@@ -744,7 +1482,7 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
     for a in ctx.view.atoms.get("conflict_lifecycle", ()) if p.enable_conflict_lifecycle_atoms else ():
         e = ctx.view.anchors.get(a.target_slot)
         if e is None or not atom_fires(ctx, c, e): continue
-        local = local or _docs_by_event(c)
+        local = local or DocsByEvent(c)
         if not local.get(e): continue
         beta = min(a.budget, p.policy_max_budget_conflict if p.policy_max_budget_conflict is not None else a.budget) / 1000
         _bump(bonus, local[e], (-1 if a.action == "suppress" else 1) * beta * unit); traces.append(f"conflict_lifecycle:{a.action}")
@@ -752,22 +1490,50 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
 
 # %% ../../nbs/35_evaluate.ipynb #a7ff6eb5
 def evidence_path(ctx: QueryContext) -> bool:
-    "Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens)."
+    """Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens).
+
+    Args:
+        ctx (QueryContext)
+    """
     return any(x.slot is not None or {"anchorBFS", "categoryLensBFS"} & set(x.sources) for x in ctx.pool.tagged.values())   # stage 1 alone is none
 
 # %% ../../nbs/35_evaluate.ipynb #a35a729a
-def abstains(p: Profile, atoms, evidence: bool, cap_scores: np.ndarray) -> bool:
-    "The first missing_evidence abstain atom whose conditions hold decides to abstain."
-    if p.pipeline != "r5" or not p.enable_abstention_atoms or not atoms: return False
+def confident(p: Profile, cap_scores) -> bool:
+    """The cap's best score is below the top-1 threshold and its margin over the second below the margin threshold.
+
+    Args:
+        p (Profile)
+        cap_scores
+    """
     s = sorted(cap_scores, reverse=True) + [0.0, 0.0]
     thr, mthr = p.policy_abstention_top1_threshold, p.policy_abstention_margin_threshold
-    confident_enough = (thr is None or s[0] < thr) and (mthr is None or s[0] - s[1] < mthr)
-    return any(a.selector == "missing_evidence" and (not a.flags & REQUIRE_NO_EVIDENCE_PATH or not evidence) and confident_enough for a in atoms)
+    return (thr is None or s[0] < thr) and (mthr is None or s[0] - s[1] < mthr)
+
+def abstains(p: Profile, atoms, evidence: bool, cap_scores, low=None) -> bool:
+    """The first missing_evidence abstain atom whose conditions hold decides to abstain (`low`: confident(p, cap_scores), if known).
+
+    Args:
+        p (Profile)
+        atoms
+        evidence (bool)
+        cap_scores
+        low (default None)
+    """
+    if p.pipeline != "r5" or not p.enable_abstention_atoms or not atoms: return False
+    if not any(a.selector == "missing_evidence" and (not a.flags & REQUIRE_NO_EVIDENCE_PATH or not evidence) for a in atoms): return False
+    return confident(p, cap_scores) if low is None else low
 
 # %% ../../nbs/35_evaluate.ipynb #2a0566c6
-def route(ev: Evaluator, view: StateView, q: dict) -> QueryContext:
-    "Stage 1 and every admission rule, in the reference's order."
-    ctx = query_context(ev, view, q)
+def route(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> QueryContext:
+    """Stage 1 and every admission rule, in the reference's order.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        stores (QueryStores | None, default None)
+    """
+    ctx = query_context(ev, view, q, stores)
     if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
     admit_policy_anchors(ctx)
     category_lens_bfs(ctx)
@@ -779,7 +1545,14 @@ TOP_KEPT = 20   # the final order is kept to its top 20 (nDCG reads 10; the vect
 
 @dataclass(frozen=True)
 class Ranking:
-    "One query ranked on one state."
+    """One query ranked on one state.
+
+    Attributes:
+        cap (tuple): (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
+        order (tuple): (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
+        abstained (bool)
+        traces (tuple)
+    """
     cap: tuple             # (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
     order: tuple           # (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
     abstained: bool
@@ -795,42 +1568,119 @@ class Ranking:
 
 @dataclass(frozen=True)
 class Ordered:
-    "A query's ranking before the state's abstain atoms vote: what the rankings store keeps."
+    """A query's ranking before the state's abstain atoms vote: what the rankings store keeps.
+
+    Attributes:
+        ranking (Ranking): abstained False and no abstention trace until `vote`
+        evidence (bool): some candidate came through a public evidence path
+        extra_events (frozenset, default frozenset()): events of the documents routing added beyond stage 1 (the dependency rule reads them)
+        memo (dict, default dfield(default_factory=dict, compare=False, repr=False)): what votes and metrics computed of this ordering
+    """
     ranking: Ranking   # abstained False and no abstention trace until `vote`
     evidence: bool     # some candidate came through a public evidence path
+    extra_events: frozenset = frozenset()   # events of the documents routing added beyond stage 1 (the dependency rule reads them)
+    memo: dict = dfield(default_factory=dict, compare=False, repr=False)   # what votes and metrics computed of this ordering
 
-def order_query(ev: Evaluator, view: StateView, q: dict) -> Ordered:
-    "Route, cap, render, rerank and order one query on one state."
-    ctx = route(ev, view, q)
+def top_order(idx: np.ndarray, rr: np.ndarray, final: np.ndarray, k: int, scored=None) -> np.ndarray:
+    """The first k positions of lexsort((idx, -rr, -final)) by partial selection (`scored`: the positions rr can be non-zero at).
+
+    Args:
+        idx (np.ndarray)
+        rr (np.ndarray)
+        final (np.ndarray)
+        k (int)
+        scored (default None)
+    """
+    n = len(final)
+    if n <= 4 * k: return np.lexsort((idx, -rr, -final))[:k]
+    if scored is not None:   # off `scored` and final 0, every position ties at (0, 0): anything ranked above that tie is exact
+        m = final != 0
+        m[scored] = True
+        p = np.flatnonzero(m)
+        p = p[np.lexsort((idx[p], -rr[p], -final[p]))]
+        if np.count_nonzero((final[p[:k]] > 0) | ((final[p[:k]] == 0) & (rr[p[:k]] > 0))) == k: return p[:k]
+    kth = np.partition(final, n - k)[n - k]                  # the k-th best final score: nothing below it is in the top k
+    above, tie = np.flatnonzero(final > kth), np.flatnonzero(final == kth)
+    head = above[np.lexsort((idx[above], -rr[above], -final[above]))]
+    m = k - len(head)
+    if len(tie) <= 4 * m: return np.concatenate((head, tie[np.lexsort((idx[tie], -rr[tie]))][:m]))
+    r = rr[tie]                                              # a wide tie (often at 0): the same selection on the reranker score
+    kth2 = np.partition(r, len(r) - m)[len(r) - m]
+    above2, tie2 = tie[r > kth2], tie[r == kth2]
+    head2 = above2[np.lexsort((idx[above2], -rr[above2]))]
+    m2 = m - len(head2)
+    low = tie2[np.argpartition(idx[tie2], m2 - 1)[:m2]] if 0 < m2 < len(tie2) else tie2   # then the smallest indices
+    return np.concatenate((head, head2, low[np.argsort(idx[low])][:m2]))
+
+def order_query(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> Ordered:
+    """Route, cap, render, rerank and order one query on one state (`stores`: where its state-independent work is kept).
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        stores (QueryStores | None, default None)
+    """
+    ctx = route(ev, view, q, stores)
     c = candidates(ctx)
     cap = reranker_cap(ctx, c)
-    bridges = bridge_texts(ctx, c) if ctx.p.category_lens_evidence_bundle and ctx.lens_peers else ({}, {})
-    texts = [rendered_text(ctx, c, i, bridges) for i in cap]
+    n, ids = len(c), ctx.corpus.doc_ids
+    cap_docs = [ids[j] for j in c.idx[cap].tolist()]
+    texts = rendered_texts(ctx, c, cap, cap_docs)
     cap_scores = ev.rerank(q["queryText"], texts)
-    rr = np.zeros(len(c.docs)); rr[cap] = cap_scores
+    rr = np.zeros(n); rr[cap] = cap_scores
     eff = inherited_scores(ctx, c, rr)
     bonus, traces = policy_bonuses(ctx, c, cap_scores)
-    final = eff + c.final_bonus + (np.fromiter(map(bonus.get, c.docs, repeat(0.0)), float, len(c.docs)) if bonus else np.zeros(len(c.docs)))
-    o = np.lexsort((c.idx, -rr, -final))
-    cap_rows = tuple((c.docs[i], tuple(ctx.pool.sources(c.docs[i])), c.bicos[i], c.lens_bonus[i], c.temporal[i], c.pre_rank[i], s, t)
-                     for i, s, t in zip(cap, cap_scores, texts))
-    top = tuple((c.docs[i], rr[i], final[i], tuple(ctx.pool.sources(c.docs[i]))) for i in o[:TOP_KEPT])
-    return Ordered(Ranking(cap_rows, top, False, tuple(traces)), evidence_path(ctx))
+    b = np.zeros(n)
+    for d, v in bonus.items(): b[ctx.pool.position(d)] = v
+    final = eff + c.final_bonus + b
+    tagged, at = ctx.pool.tagged, np.asarray(cap, np.int64)
+    sources = lambda docs: [tuple(tagged[d].sources) if d in tagged else STAGE1 for d in docs]
+    cap_rows = tuple(zip(cap_docs, sources(cap_docs), c.bicos[at].tolist(),
+                         c.lens_bonus[at].tolist(), c.temporal[at].tolist(), c.pre_rank[at].tolist(), cap_scores.tolist(), texts))   # doubles as Python floats: the same values
+    top = top_order(c.idx, rr, final, TOP_KEPT, cap)
+    top_docs = [ids[j] for j in c.idx[top].tolist()]
+    top = tuple(zip(top_docs, rr[top].tolist(), final[top].tolist(), sources(top_docs)))
+    return Ordered(Ranking(cap_rows, top, False, tuple(traces)), evidence_path(ctx), frozenset(ctx.pool.extra.values()))
 
 # %% ../../nbs/35_evaluate.ipynb #483208b6
 def vote(ev: Evaluator, view: StateView, o: Ordered) -> Ranking:
-    "The ranking with this state's abstention vote."
-    a = abstains(ev.profile, view.atoms.get("abstention", ()), o.evidence, np.array([row[6] for row in o.ranking.cap]))
-    return replace(o.ranking, abstained=a, traces=o.ranking.traces + (("abstention:abstain",) if a else ()))
+    """The ranking with this state's abstention vote (the ordering's own part of it is worked out once and kept on it).
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        o (Ordered)
+    """
+    atoms, m = view.atoms.get("abstention", ()), o.memo
+    low = m.get("confident")
+    if low is None and atoms: low = m["confident"] = confident(ev.profile, [row[6] for row in o.ranking.cap])
+    a = abstains(ev.profile, atoms, o.evidence, (), low)
+    r = m.get(("vote", a))
+    if r is None: r = m[("vote", a)] = replace(o.ranking, abstained=a, traces=o.ranking.traces + (("abstention:abstain",) if a else ()))
+    return r
 
 # %% ../../nbs/35_evaluate.ipynb #b10b0028
 def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
-    "One query ranked on one state, from scratch."
+    """One query ranked on one state, from scratch.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     return vote(ev, view, order_query(ev, view, q))
 
 # %% ../../nbs/35_evaluate.ipynb #c523bab2
 def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryMetrics:
-    "The reference's per-query breakdown of one ranking."
+    """The reference's per-query breakdown of one ranking.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        r (Ranking)
+    """
     k, truths = ev.profile.reranker_top_k, q["truthDocuments"]
     qrel = {x["documentId"]: x["relevance"] for x in q["qrels"]}
     stale = {d["id"] for d in truths if not d.get("isCurrent")}
@@ -855,7 +1705,15 @@ def _r5_abstention(ev: Evaluator, view: StateView) -> bool:
 # %% ../../nbs/35_evaluate.ipynb #c350c3f2
 @dataclass(frozen=True)
 class ViewReads:
-    "Content keys of the parts of a StateView an ordering reads."
+    """Content keys of the parts of a StateView an ordering reads.
+
+    Attributes:
+        atom_anchors (bytes): policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
+        policy_atoms (bytes): evidence_bundle and conflict_lifecycle atoms, with their target slots' events
+        lenses (bytes)
+        marks (bytes): current and superseded events
+        any_marks (bool)
+    """
     atom_anchors: bytes   # policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
     policy_atoms: bytes   # evidence_bundle and conflict_lifecycle atoms, with their target slots' events
     lenses: bytes
@@ -863,7 +1721,11 @@ class ViewReads:
     any_marks: bool
 
 def view_reads(view: StateView) -> ViewReads:
-    "The content keys of what orderings read of this view (sorted where the view holds a set)."
+    """The content keys of what orderings read of this view (sorted where the view holds a set).
+
+    Args:
+        view (StateView)
+    """
     lo, hi = ENTITY_ATOM_SLOTS[0], SCOPE_ATOM_SLOTS[1]
     anchors = [(s, view.anchors.get(s)) for s in sorted(view.policy_anchors) if lo <= s < hi and view.slot_family.get(s) == "multi_hop_relation"]
     atoms = [(a, view.anchors.get(a.target_slot)) for fam in ("evidence_bundle", "conflict_lifecycle") for a in view.atoms.get(fam, ())]
@@ -873,7 +1735,13 @@ def view_reads(view: StateView) -> ViewReads:
 
 # %% ../../nbs/35_evaluate.ipynb #b1cde49a
 def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
-    "The content key of a query's ordering: the query and the parts of the view it reads."
+    """The content key of a query's ordering: the query and the parts of the view it reads.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+    """
     r, p, subjects = view.reads, ev.profile, subjects_of(ev, q)
     anchors = ev.pipeline == "r5" and bool(ev.registry) and bool(subjects)
     atoms = not p.policy_query_conditioned_admission or (bool(ev.registry) and bool(subjects))
@@ -882,44 +1750,391 @@ def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
 
 # %% ../../nbs/35_evaluate.ipynb #b92a4b55
 def ranked(ev: Evaluator, words, q: dict) -> tuple:
-    "(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads."
+    """(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads.
+
+    Args:
+        ev (Evaluator)
+        words
+        q (dict)
+    """
     view = ev.view(words)
     if not ev.cache.reuse: return view, rank_query(ev, view, q)
     return view, vote(ev, view, ev.cache.rankings.get_or(ranking_key(ev, view, q), lambda: order_query(ev, view, q)))
 
+# %% ../../nbs/35_evaluate.ipynb #ruleex01
+def lens_reach(ev: Evaluator, seeds) -> frozenset:
+    """Edge types of every corpus relation within the lens hop budget of `seeds`, walking every edge either way (a superset of the BFS's).
+
+    Args:
+        ev (Evaluator)
+        seeds
+    """
+    p = ev.profile
+    hops = p.category_lens_hop_budget if p.category_lens_hop_budget and p.category_lens_hop_budget > 0 else p.relation_hop_budget
+    types, frontier = set(), list(dict.fromkeys(seeds))
+    seen = set(frontier)
+    for _ in range(hops):
+        nxt = []
+        for e in frontier:
+            for other, et in (x for direction in lens_directions(ev, e) for x in direction):
+                types.add(et)
+                if other in ev.corpus.by_id and other not in seen: seen.add(other); nxt.append(other)
+        frontier = nxt
+    return frozenset(types)
+
+def window_reads(ev: Evaluator, view: StateView, sh: QueryShape, lo: int, hi: int) -> tuple:
+    """W: what entity or scope admission reads of slots lo..hi-1.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+        lo (int)
+        hi (int)
+    """
+    return tuple(window_events(ev, view, sh.subjects, lo, hi))
+
+def policy_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+    """A: the evidence and conflict atoms admission and bonuses can fire, each with its target slot's event, in decode order.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+    """
+    p = ev.profile
+    if not sh.policy_gate: return ()
+    allowed, out = p.policy_evidence_allowed_actions, []
+    for fam, on in (("evidence_bundle", p.enable_evidence_bundle_atoms), ("conflict_lifecycle", p.enable_conflict_lifecycle_atoms)):
+        for a in view.atoms.get(fam, ()) if on else ():
+            if fam == "evidence_bundle" and allowed is not None and a.action not in allowed: continue
+            e = view.anchors.get(a.target_slot)
+            if not p.policy_query_conditioned_admission: out.append((fam, a, e))   # atoms fire by stage-1 rank: every one is read
+            elif e is not None and names_subject(ev, e, sh.subjects): out.append((fam, a.selector, a.action, a.budget, e))
+    return tuple(out)
+
+def lens_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+    """Lw: the weights of the active lenses whose edge type the BFS can meet.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+    """
+    if ev.profile.category_lens_expansion_budget <= 0 or not view.lenses: return ()
+    w = lens_weights(ev.profile, view.lenses, sh.lifecycle, sh.intents)
+    return tuple(sorted((t, x) for t, x in w.items() if t in sh.lens_types))
+
+def mark_reads(ev: Evaluator, view: StateView, sh: QueryShape, pool_events) -> tuple:
+    """M|E: the marks of the pool's events that a temporal record on them reaches.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+        pool_events
+    """
+    if not sh.temporal: return ()
+    return tuple(sorted((e, mark(view, e)) for e in view.current_events | view.stale_events
+                        if e in pool_events and record_applies_to(ev.profile, ev.corpus, sh.q, e)))
+
+def validity_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+    """Vl: the marked validity events validity admission walks, in its order.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+    """
+    return tuple(validity_events(ev.profile, ev.corpus, view, sh.q)) if sh.validity else ()
+
+def any_marks_read(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+    """AM: whether the state marks any event, the one global bit an ordering reads (Memory-IR of scope-intent queries).
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        sh (QueryShape)
+    """
+    return (bool(view.current_events or view.stale_events),) if ev.profile.memory_ir_full and sh.scope_intent else ()
+
+def query_reads(ev: Evaluator, view: StateView, q: dict, pool_events, stores: QueryStores|None = None) -> tuple:
+    """(W entity, W scope, A, Lw, M|E, Vl, AM): everything the query's ordering reads of a state whose pool holds `pool_events`.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        pool_events
+        stores (QueryStores | None, default None)
+    """
+    sh = query_shape(ev, q, stores)
+    return (window_reads(ev, view, sh, *ENTITY_ATOM_SLOTS) if sh.entity_gate else (),
+            window_reads(ev, view, sh, *SCOPE_ATOM_SLOTS) if sh.scope_gate else (),
+            policy_reads(ev, view, sh), lens_reads(ev, view, sh), mark_reads(ev, view, sh, pool_events),
+            validity_reads(ev, view, sh), any_marks_read(ev, view, sh))
+
+# %% ../../nbs/35_evaluate.ipynb #ruleex02
+@dataclass(frozen=True)
+class ViewChanges:
+    """What differs between a parent's and a child's views, in the terms of the rule.
+
+    Attributes:
+        window (bool): a slot of the entity or scope window changed
+        atoms (bool): evidence or conflict atoms changed, or a slot one of them targets
+        lenses (bool)
+        marks (frozenset): the events whose mark changed
+        any_marks (bool): whether any event is marked flipped
+    """
+    window: bool          # a slot of the entity or scope window changed
+    atoms: bool           # evidence or conflict atoms changed, or a slot one of them targets
+    lenses: bool
+    marks: frozenset      # the events whose mark changed
+    any_marks: bool       # whether any event is marked flipped
+    @property
+    def none(self) -> bool:
+        "Nothing any ordering reads changed."
+        return not (self.window or self.atoms or self.lenses or self.marks or self.any_marks)
+
+def view_changes(pv: StateView, cv: StateView) -> ViewChanges:
+    """The rule's summary of a patch, from its two views.
+
+    Args:
+        pv (StateView)
+        cv (StateView)
+    """
+    slots = {s for s in pv.slot_family.keys() | cv.slot_family.keys() if pv.slot_family.get(s) != cv.slot_family.get(s)}
+    slots |= {s for s in pv.anchors.keys() | cv.anchors.keys() if pv.anchors.get(s) != cv.anchors.get(s)}
+    slots |= pv.policy_anchors ^ cv.policy_anchors
+    fams = ("evidence_bundle", "conflict_lifecycle")
+    targets = {a.target_slot for v in (pv, cv) for f in fams for a in v.atoms.get(f, ())}
+    atoms = any(pv.atoms.get(f, []) != cv.atoms.get(f, []) for f in fams) or bool(slots & targets)
+    marks = (pv.current_events ^ cv.current_events) | (pv.stale_events ^ cv.stale_events)
+    return ViewChanges(any(ENTITY_ATOM_SLOTS[0] <= s < SCOPE_ATOM_SLOTS[1] for s in slots), atoms, pv.lenses != cv.lenses, frozenset(marks),
+                       bool(pv.current_events or pv.stale_events) != bool(cv.current_events or cv.stale_events))
+
+def query_affected(ev: Evaluator, pv: StateView, cv: StateView, ch: ViewChanges, q: dict, extra_events=frozenset(),
+                   stores: QueryStores|None = None) -> bool:
+    """query_reads differ on the two views, for the parent's pool (stage 1 and `extra_events`): compared only where the patch changed something.
+
+    Args:
+        ev (Evaluator)
+        pv (StateView)
+        cv (StateView)
+        ch (ViewChanges)
+        q (dict)
+        extra_events (default frozenset())
+        stores (QueryStores | None, default None)
+    """
+    if ch.none: return False
+    sh = query_shape(ev, q, stores)
+    for gate, (lo, hi) in ((sh.entity_gate, ENTITY_ATOM_SLOTS), (sh.scope_gate, SCOPE_ATOM_SLOTS)):
+        if ch.window and gate and window_reads(ev, pv, sh, lo, hi) != window_reads(ev, cv, sh, lo, hi): return True
+    if ch.atoms and sh.policy_gate and policy_reads(ev, pv, sh) != policy_reads(ev, cv, sh): return True
+    if ch.lenses and lens_reads(ev, pv, sh) != lens_reads(ev, cv, sh): return True
+    if ch.marks and sh.temporal:   # M|E: only the events whose mark changed can differ
+        for e in ch.marks:
+            if mark(pv, e) != mark(cv, e) and (e in extra_events or sh.stage1.has_event(e)) \
+                    and record_applies_to(ev.profile, ev.corpus, q, e): return True
+    if ch.marks and sh.validity and validity_reads(ev, pv, sh) != validity_reads(ev, cv, sh): return True
+    return ch.any_marks and bool(any_marks_read(ev, pv, sh))
+
+# %% ../../nbs/35_evaluate.ipynb #workex01
+class PatchWork:
+    """What one patch's evaluation computes once and shares between its parent and child and its Gate and Confirm packs; passed explicitly, it dies with the patch.
+
+    Args:
+        ev (Evaluator)
+        roots (dict | None, default None)
+    """
+    def __init__(self, ev: Evaluator, roots: dict|None = None):
+        self.ev, self.stores = ev, ev.stores()   # caches off: this patch's own stores
+        self.roots = dict(roots or {})   # "parent"/"child" -> state root, when the caller has it: the rankings store's cheapest key
+        self.views, self.orders, self.affected, self.changes = {}, {}, {}, None
+    def view(self, words, state: str) -> StateView:
+        """The view of the patch's `state` ('parent' or 'child'), decoded once per patch.
+
+        Args:
+            words
+            state (str)
+        """
+        v = self.views.get(state)
+        if v is None: v = self.views[state] = self.ev.view(words)
+        return v
+
+def ordered(ev: Evaluator, view: StateView, q: dict, work: PatchWork, state: str) -> Ordered:
+    """The query's ordering on the patch's `state`: once per patch, and with caches on from the rankings store.
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        q (dict)
+        work (PatchWork)
+        state (str)
+    """
+    k = (state, q["id"])
+    o = work.orders.get(k)
+    if o is None:
+        if not ev.cache.reuse: o = order_query(ev, view, q, work.stores)
+        else:
+            store, root = ev.cache.rankings, work.roots.get(state)
+            rk = (root, q["id"]) if root is not None else None   # this very state's ordering: no key to derive
+            o = store.get(rk) if rk is not None else None
+            if o is None:
+                o = store.get_or(ranking_key(ev, view, q), lambda: order_query(ev, view, q, work.stores))
+                if rk is not None: store[rk] = o
+        work.orders[k] = o
+    return o
+
+def _each(ev: Evaluator, items: list, label: str):
+    "The items, behind a progress bar on stderr when the Evaluator shows progress."
+    if not ev.progress: return items
+    from tqdm import tqdm
+    return tqdm(items, desc=label or "scoring", unit="query", file=sys.stderr, leave=False)
+
+def affected_flags(ev: Evaluator, pack: list, pv: StateView, cv: StateView, work: PatchWork, before: list) -> list:
+    """Per query of the pack, whether the patch can change its ordering (`before`: its orderings on the parent), decided once per patch.
+
+    Args:
+        ev (Evaluator)
+        pack (list)
+        pv (StateView)
+        cv (StateView)
+        work (PatchWork)
+        before (list)
+    """
+    if work.changes is None: work.changes = view_changes(pv, cv)
+    out = []
+    for q, o in zip(pack, before):
+        a = work.affected.get(q["id"])
+        if a is None: a = work.affected[q["id"]] = query_affected(ev, pv, cv, work.changes, q, o.extra_events, work.stores)
+        out.append(a)
+    return out
+
+def pack_orders(ev: Evaluator, pack: list, pv: StateView, cv: StateView, work: PatchWork, label: str = "") -> tuple:
+    """(the parent's orderings, the child's): the child orders anew only the queries the dependency rule calls affected.
+
+    Args:
+        ev (Evaluator)
+        pack (list)
+        pv (StateView)
+        cv (StateView)
+        work (PatchWork)
+        label (str, default '')
+    """
+    before = [ordered(ev, pv, q, work, "parent") for q in _each(ev, pack, label)]
+    flags = affected_flags(ev, pack, pv, cv, work, before)
+    return before, [ordered(ev, cv, q, work, "child") if a else o for q, o, a in zip(pack, before, flags)]
+
+def score_orders(ev: Evaluator, view: StateView, pack: list, orders: list) -> StateScore:
+    """The composite of one state from its pack's orderings: this state's abstention vote, then the metrics (kept on the ordering).
+
+    Args:
+        ev (Evaluator)
+        view (StateView)
+        pack (list)
+        orders (list)
+    """
+    r5 = _r5_abstention(ev, view)
+    per = []
+    for q, o in zip(pack, orders):
+        r = vote(ev, view, o)
+        # query_metrics reads of the view only whether it holds abstention atoms: relation recall walks from no start slot
+        # (as the reference's does), so the answer slots it looks up never decide anything
+        k = ("metrics", r.abstained, r5)
+        m = o.memo.get(k)
+        if m is None: m = o.memo[k] = query_metrics(ev, view, q, r)
+        per.append(m)
+    return state_score(per, view.structural_validity, ev.profile.weights)
+
+def affected_queries(ev: Evaluator,
+                     parent,                       # the parent state's 1,024 words
+                     child,                        # the patched state's
+                     pack: list,                   # query events
+                     work: PatchWork|None = None,  # the patch's shared work, if the caller keeps it
+                     ) -> set:
+    """Ids of the pack's queries whose ordering the patch can change: every other one orders on the child exactly as on the parent.
+
+    Args:
+        ev (Evaluator)
+        parent: the parent state's 1,024 words
+        child: the patched state's
+        pack (list): query events
+        work (PatchWork | None, default None): the patch's shared work, if the caller keeps it
+    """
+    work = work or PatchWork(ev)
+    pv, cv = work.view(parent, "parent"), work.view(child, "child")
+    before = [ordered(ev, pv, q, work, "parent") for q in pack]
+    return {q["id"] for q, a in zip(pack, affected_flags(ev, pack, pv, cv, work, before)) if a}
+
 # %% ../../nbs/35_evaluate.ipynb #7517425e
 def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore:
-    "The composite of one state on one pack, with per-query scores."
-    ev.fs.prime([e["queryText"] for e in pack if ev.corpus.query_vector(e) is None])
-    it = pack
-    if ev.progress:
-        from tqdm import tqdm
-        it = tqdm(pack, desc=label or "scoring", unit="query", file=sys.stderr, leave=False)
-    per = []
-    for q in it:
-        view, r = ranked(ev, words, q)
-        per.append(query_metrics(ev, view, q, r))
-    return state_score(per, ev.view(words).structural_validity, ev.profile.weights)
+    """The composite of one state on one pack, with per-query scores.
+
+    Args:
+        ev (Evaluator)
+        pack (list)
+        words
+        label (str, default '')
+    """
+    work = PatchWork(ev)
+    ev.fs.prime(pack, work.stores.first_stage)
+    view = work.view(words, "state")
+    return score_orders(ev, view, pack, [ordered(ev, view, q, work, "state") for q in _each(ev, pack, label)])
 
 # %% ../../nbs/35_evaluate.ipynb #6f4e46ef
 def seed_inputs_for(ev: Evaluator,
                     epoch_secret: bytes,  # revealed after the epoch
                     blockhash: bytes,     # the target block's hash
                     epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
-    "The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash."
+    """The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash.
+
+    Args:
+        ev (Evaluator)
+        epoch_secret (bytes): revealed after the epoch
+        blockhash (bytes): the target block's hash
+        epoch_id (int)
+        patch_hash (bytes)
+        parent_root (bytes)
+    """
     return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
 
 # %% ../../nbs/35_evaluate.ipynb #4977c398
-def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "") -> tuple:
-    "(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute."
-    p = ev.profile
-    pack = draw_pack(seed, epoch_id, ev.corpus.hidden_events, p.pack_size, p.quotas, p.disabled_families)
-    return pack, score_state(ev, pack, parent, f"{which} parent"), score_state(ev, pack, child, f"{which} patched")
+def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "", work: PatchWork|None = None) -> tuple:
+    """(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute.
+
+    Args:
+        ev (Evaluator)
+        seed (bytes)
+        epoch_id (int)
+        parent
+        child
+        which (str, default '')
+        work (PatchWork | None, default None)
+    """
+    pack, work = ev.draw(seed, epoch_id), work or PatchWork(ev)
+    ev.fs.prime(pack, work.stores.first_stage)
+    pv, cv = work.view(parent, "parent"), work.view(child, "child")
+    before, after = pack_orders(ev, pack, pv, cv, work, f"{which} pack")
+    return pack, score_orders(ev, pv, pack, before), score_orders(ev, cv, pack, after)
 
 # %% ../../nbs/35_evaluate.ipynb #d38df3e5
 @dataclass(frozen=True)
 class PackReport:
-    "One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance."
+    """One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance.
+
+    Attributes:
+        which (str)
+        seed (bytes)
+        pack (tuple)
+        before (Components)
+        after (Components)
+        before_ppm (int)
+        after_ppm (int)
+        delta_ppm (int)
+        accepted (bool)
+        reason (str | None)
+    """
     which: str
     seed: bytes
     pack: tuple
@@ -936,10 +2151,19 @@ class PackReport:
                 "after": self.after.to_json(), "before_ppm": self.before_ppm, "after_ppm": self.after_ppm,
                 "delta_ppm": self.delta_ppm, "accepted": self.accepted, "reason": self.reason}
 
-def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackReport:
-    "Draw one pack from its seed, score both states on it, and judge it."
+def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child, work: PatchWork|None = None) -> PackReport:
+    """Draw one pack from its seed, score both states on it, and judge it.
+
+    Args:
+        ev (Evaluator)
+        which (str)
+        s (SeedInputs)
+        parent
+        child
+        work (PatchWork | None, default None)
+    """
     p, seed = ev.profile, eval_seed(which, s)
-    pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which)
+    pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which, work)
     ok, why = pack_verdict(before, after, p.floors, p.screener_threshold_ppm, {e["id"] for e in pack if e.get("protected")})
     return PackReport(which, seed, tuple(e["id"] for e in pack), before.components, after.components, before.ppm, after.ppm,
                       delta_ppm(before, after), ok, why)
@@ -947,7 +2171,17 @@ def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child) -> PackRep
 # %% ../../nbs/35_evaluate.ipynb #be75fea8
 @dataclass(frozen=True)
 class EvalReport:
-    "The evaluator's verdict on one patch."
+    """The evaluator's verdict on one patch.
+
+    Attributes:
+        outcome (str): REJECT | SCREENER_PASS | STATE_ADVANCE
+        reason (str | None): "<code>:<pack reason>" for a rejection
+        gate (PackReport)
+        confirm (PackReport | None): None when Gate was not accepted
+        parent_root (bytes)
+        child_root (bytes)
+        patch_hash (bytes)
+    """
     outcome: str               # REJECT | SCREENER_PASS | STATE_ADVANCE
     reason: str|None           # "<code>:<pack reason>" for a rejection
     gate: PackReport
@@ -965,23 +2199,39 @@ def evaluate_patch(ev: Evaluator,
                    parent,                           # the parent state's 1,024 words
                    patch: bytes,                     # the patch's wire bytes
                    blockhash: bytes,                 # the target block's hash
-                   epoch_secret: bytes = bytes(32),  # the epoch secret the seeds draw on
+                   epoch_secret: bytes = ZERO32,  # the epoch secret the seeds draw on (zero: a test epoch)
                    epoch_id: int = 0) -> EvalReport:
-    "Gate then (if Gate is accepted) Confirm on a patch: the typed verdict."
-    levels = merkle_levels(parent)
-    child = apply_patch(parent, patch, ev.pipeline, levels)
-    s = seed_inputs_for(ev, epoch_secret, blockhash, epoch_id, child.patch_hash, levels[-1][0])
-    gate = run_pack(ev, "gate", s, parent, child.words)
-    confirm = run_pack(ev, "confirm", s, parent, child.words) if gate.accepted else None
+    """Gate then (if Gate is accepted) Confirm on a patch: the typed verdict.
+
+    Args:
+        ev (Evaluator)
+        parent: the parent state's 1,024 words
+        patch (bytes): the patch's wire bytes
+        blockhash (bytes): the target block's hash
+        epoch_secret (bytes, default ZERO32): the epoch secret the seeds draw on (zero: a test epoch)
+        epoch_id (int, default 0)
+    """
+    # a prepared parent (its Merkle tree and cell faults) is kept like its view: an epoch's patches share a few parents
+    ps = ev.cache.views.get_or(("parent", tuple(parent)), lambda: prepare(parent)) if ev.cache.reuse else prepare(parent)
+    child = apply_to(ps, patch, ev.pipeline)
+    s = seed_inputs_for(ev, epoch_secret, blockhash, epoch_id, child.patch_hash, ps.root)
+    work = PatchWork(ev, {"parent": ps.root, "child": child.root})
+    gate = run_pack(ev, "gate", s, parent, child.words, work)
+    confirm = run_pack(ev, "confirm", s, parent, child.words, work) if gate.accepted else None
     outcome, code, why = dual_verdict((gate.accepted, gate.reason, gate.delta_ppm),
                                       (confirm.accepted, confirm.reason, confirm.delta_ppm) if confirm else None, ev.profile.state_threshold_ppm)
-    return EvalReport(outcome, f"{code}:{why}" if code else None, gate, confirm, levels[-1][0], child.root, child.patch_hash)
+    return EvalReport(outcome, f"{code}:{why}" if code else None, gate, confirm, ps.root, child.root, child.patch_hash)
 
 # %% ../../nbs/35_evaluate.ipynb #7479368c
 def render_report(rep: EvalReport,
                   reranker: str = "",  # the reranker's name, shown on the first line
                  ) -> str:
-    "A report as aligned text."
+    """A report as aligned text.
+
+    Args:
+        rep (EvalReport)
+        reranker (str, default ''): the reranker's name, shown on the first line
+    """
     packs = [p for p in (rep.gate, rep.confirm) if p]
     out = [f"outcome {rep.outcome}" + (f"   ({rep.reason})" if rep.reason else "") + (f"   reranker {reranker}" if reranker else ""), "",
            f"{'pack':<10}{'before ppm':>12}{'after ppm':>12}{'delta ppm':>12}  accepted"]

@@ -14,20 +14,34 @@ from ..core.layout import fixture_text
 
 # %% ../../nbs/34_metrics.ipynb #3466451f
 def lsum(xs) -> float:
-    "Left-to-right float sum, as JavaScript adds."
+    """Left-to-right float sum, as JavaScript adds.
+
+    Args:
+        xs
+    """
     out = 0.0
     for x in xs: out += x
     return out
 
 def js_round(x: float) -> int:
-    "JavaScript's Math.round: floor(x + 0.5)."
+    """JavaScript's Math.round: floor(x + 0.5).
+
+    Args:
+        x (float)
+    """
     return math.floor(x + 0.5)
 
 # %% ../../nbs/34_metrics.ipynb #e05a34a4
 def _dcg(rels, k: int) -> float: return lsum((2.0 ** r - 1.0) / math.log2(i + 2) for i, r in enumerate(rels[:k]))
 
 def ndcg_at_k(ranking, qrels: dict, k: int = 10) -> float:
-    "Graded nDCG@k (gain 2^rel - 1, discount log2(rank + 1)) of `ranking` against `qrels`."
+    """Graded nDCG@k (gain 2^rel - 1, discount log2(rank + 1)) of `ranking` against `qrels`.
+
+    Args:
+        ranking
+        qrels (dict)
+        k (int, default 10)
+    """
     if not isinstance(k, int) or k < 1: raise ValueError(f"k must be a positive integer, got {k!r}")
     ranking = list(ranking)
     if len(set(ranking)) != len(ranking): raise ValueError("ranking lists a document twice")
@@ -38,12 +52,25 @@ def ndcg_at_k(ranking, qrels: dict, k: int = 10) -> float:
 
 # %% ../../nbs/34_metrics.ipynb #375d9b32
 def temporal_hit(ranking: list, current: str|None, stale: set) -> bool|None:
-    "Top-1 is the current truth and no stale truth is in the top 3 (None: no current truth)."
+    """Top-1 is the current truth and no stale truth is in the top 3 (None: no current truth).
+
+    Args:
+        ranking (list)
+        current (str | None)
+        stale (set)
+    """
     if current is None: return None
     return bool(ranking) and ranking[0] == current and not (set(ranking[:3]) & stale)
 
 def relation_hit(start_slots: list, answer_slots: set, edges: dict, hops: int = 3) -> bool:
-    "BFS over `edges` (slot -> neighbour slots) from `start_slots` reaches an answer slot within `hops`."
+    """BFS over `edges` (slot -> neighbour slots) from `start_slots` reaches an answer slot within `hops`.
+
+    Args:
+        start_slots (list)
+        answer_slots (set)
+        edges (dict)
+        hops (int, default 3)
+    """
     if not answer_slots: return False
     seen, frontier = set(start_slots), list(dict.fromkeys(start_slots))
     if seen & answer_slots: return True
@@ -54,14 +81,26 @@ def relation_hit(start_slots: list, answer_slots: set, edges: dict, hops: int = 
     return False
 
 def hit_rate(hits) -> float:
-    "Share of True among the votes that are not None; 0 with no votes."
+    """Share of True among the votes that are not None; 0 with no votes.
+
+    Args:
+        hits
+    """
     votes = [h for h in hits if h is not None]
     return sum(1 for h in votes if h) / len(votes) if votes else 0.0
 
 # %% ../../nbs/34_metrics.ipynb #45cfe04a
 @dataclass(frozen=True)
 class Components:
-    "The five scored components (or their weights), by name."
+    """The five scored components (or their weights), by name.
+
+    Attributes:
+        ndcg10 (float)
+        temporal (float)
+        multi_hop_recall10 (float)
+        abstention (float)
+        structural_validity (float)
+    """
     ndcg10: float
     temporal: float
     multi_hop_recall10: float
@@ -78,11 +117,20 @@ class Components:
     def from_weights(cls, w: dict) -> "Components": return cls(*(float(w[k]) for k in cls.WEIGHT_KEYS))
 
 def composite(c: Components, w: Components) -> float:
-    "Weighted composite, summed left to right and clamped to [0, 1]."
+    """Weighted composite, summed left to right and clamped to [0, 1].
+
+    Args:
+        c (Components)
+        w (Components)
+    """
     return min(1.0, max(0.0, lsum(wi * ci for wi, ci in zip(w.values(), c.values()))))
 
 def to_ppm(x: float) -> int:
-    "A fraction as parts per million, rounded the JavaScript way and clamped to [0, 1e6]."
+    """A fraction as parts per million, rounded the JavaScript way and clamped to [0, 1e6].
+
+    Args:
+        x (float)
+    """
     return max(0, min(1_000_000, js_round(x * 1_000_000)))
 
 # %% ../../nbs/34_metrics.ipynb #05e193f1
@@ -91,7 +139,14 @@ class ProfileError(ValueError):
 
 @dataclass(frozen=True)
 class Floors:
-    "The acceptance floors of a bundle profile: minimum improvement and the three regression floors."
+    """The acceptance floors of a bundle profile: minimum improvement and the three regression floors.
+
+    Attributes:
+        min_improvement_ppm (int)
+        structural_floor (float)
+        protected_regression_floor (float)
+        family_catastrophic_floor (float)
+    """
     min_improvement_ppm: int
     structural_floor: float
     protected_regression_floor: float
@@ -103,7 +158,64 @@ _UNSUPPORTED = {"enableRawRoutingAnchors": True, "enableRelationAnchorEdges": Tr
 
 @dataclass(frozen=True)
 class Profile:
-    "A validated evaluator profile: every knob the evaluator reads, typed, with the reference's defaults."
+    """A validated evaluator profile: every knob the evaluator reads, typed, with the reference's defaults.
+
+    Attributes:
+        raw (dict)
+        weights (Components)
+        floors (Floors)
+        pipeline (str)
+        replay_tolerance_ppm (int, default 250)
+        baseline_parent_score_ppm (int, default 0)
+        production_variance_ppm (int, default 0)
+        pack_size (int, default 64)
+        quotas (tuple, default ())
+        disabled_families (tuple, default ())
+        first_stage_top_k (int, default 3200)
+        first_stage_mode (str, default 'dense')
+        first_stage_dense_weight (float, default 1.0)
+        first_stage_lexical_weight (float, default 1.0)
+        reranker_input_top_k (int, default 128)
+        reranker_top_k (int, default 10)
+        abstention_threshold (float, default 0.001)
+        relation_hop_budget (int, default 3)
+        owner_scope_mode (str, default 'off')
+        lens_weight (float, default 0.1)
+        category_lens_expansion_budget (int, default 50)
+        category_lens_bonus_enabled (bool, default True)
+        category_lens_bonus_weight (float | None, default None)
+        category_lens_final_bonus_weight (float | None, default None)
+        category_lens_score_inheritance (float, default 0.0)
+        category_lens_seed_top_k (int | None, default None)
+        category_lens_hop_budget (int | None, default None)
+        category_lens_evidence_bundle (bool, default False)
+        category_lens_bidirectional (bool, default True)
+        temporal_current_boost (float, default 0.1)
+        temporal_stale_suppression (float, default 0.1)
+        temporal_stale_contrast (bool, default False)
+        enable_evidence_bundle_atoms (bool, default True)
+        enable_conflict_lifecycle_atoms (bool, default True)
+        enable_abstention_atoms (bool, default True)
+        enable_entity_resolution_atoms (bool, default False)
+        enable_scope_atoms (bool, default False)
+        enable_validity_atoms (bool, default True)
+        policy_max_budget_evidence (int | None, default None)
+        policy_max_budget_conflict (int | None, default None)
+        policy_max_budget_entity (int, default 300)
+        policy_max_budget_scope (int, default 300)
+        policy_entity_max_docs (int, default 4)
+        policy_scope_max_docs (int, default 8)
+        policy_scope_max_suppress (int, default 4)
+        policy_evidence_allowed_actions (tuple | None, default None)
+        policy_query_conditioned_admission (bool, default False)
+        policy_relation_typed_admission (bool, default False)
+        policy_conflict_intent_admission (bool, default False)
+        policy_abstention_top1_threshold (float | None, default None)
+        policy_abstention_margin_threshold (float | None, default None)
+        policy_query_local_top_k (int, default 24)
+        memory_ir_full (bool, default False)
+        target_block_offset (int, default 30)
+    """
     raw: dict
     weights: Components
     floors: Floors
@@ -166,9 +278,18 @@ class Profile:
     def screener_threshold_ppm(self) -> int: return screener_threshold_ppm(self.baseline_parent_score_ppm, self.state_threshold_ppm)
     def __getitem__(self, k): return self.raw[k]   # for callers that read a raw profile field (e.g. baseRpcConfig)
     def get(self, k, default=None): return self.raw.get(k, default)
+    def __repr__(self):  # the raw profile would fill a screen
+        return (f"Profile({self.pipeline}, weights {self.weights.values()}, pack {self.pack_size}, "
+                f"state {self.state_threshold_ppm} ppm, screener {self.screener_threshold_ppm} ppm)")
 
 def screener_threshold_ppm(baseline_ppm: int, state_ppm: int, noise_floor_ppm: int = 0) -> int:
-    "computeCoreTexScreenerThresholdPpm under the default work policy (no plateau easing, no probe penalty)."
+    """computeCoreTexScreenerThresholdPpm under the default work policy (no plateau easing, no probe penalty).
+
+    Args:
+        baseline_ppm (int)
+        state_ppm (int)
+        noise_floor_ppm (int, default 0)
+    """
     headroom = (1_000_000 - max(0, min(baseline_ppm, 1_000_000))) * 5 // 10_000
     state_floor = -(-state_ppm * 5000 // 10_000) if state_ppm > 0 else 0
     raw = max(max(50, state_floor), max(headroom, noise_floor_ppm * 20_000 // 10_000))
@@ -207,7 +328,11 @@ def _check_weights(raw: dict) -> Components:
     return w
 
 def validate_profile(raw: dict) -> Profile:
-    "A Profile, if `raw` satisfies the protocol's rules and asks only for what coretex implements."
+    """A Profile, if `raw` satisfies the protocol's rules and asks only for what coretex implements.
+
+    Args:
+        raw (dict)
+    """
     w = _check_weights(raw)
     for k in ("patchAcceptanceFloors", "hiddenPack", "rerankerTopK", "firstStageTopK", "rerankerInputTopK", "pipelineVersion"):
         if k not in raw: raise ProfileError(f"profile has no {k}")
@@ -225,7 +350,11 @@ def validate_profile(raw: dict) -> Profile:
                    target_block_offset=raw.get("baseRpcConfig", {}).get("targetBlockOffset", 30), **kw)
 
 def load_profile(name: str = "evaluator-profile-v16.json") -> Profile:
-    "A validated profile: a shipped fixture name or a path."
+    """A validated profile: a shipped fixture name or a path.
+
+    Args:
+        name (str, default 'evaluator-profile-v16.json')
+    """
     import os
     text = open(name).read() if os.path.exists(name) else fixture_text(name)
     return validate_profile(json.loads(text))
@@ -233,7 +362,19 @@ def load_profile(name: str = "evaluator-profile-v16.json") -> Profile:
 # %% ../../nbs/34_metrics.ipynb #f6b3fe22
 @dataclass(frozen=True)
 class QueryMetrics:
-    "One query's scores, as the reference's PerQueryBreakdown names them."
+    """One query's scores, as the reference's PerQueryBreakdown names them.
+
+    Attributes:
+        query_id (str)
+        family (str)
+        ndcg10 (float)
+        mrr10 (float, default 0.0)
+        recall10 (float | None, default None)
+        temporal_hit (bool | None, default None)
+        multi_hop_hit (bool | None, default None)
+        category_lens_hit (bool | None, default None)
+        abstention_hit (bool | None, default None)
+    """
     query_id: str
     family: str
     ndcg10: float
@@ -246,7 +387,13 @@ class QueryMetrics:
 
 @dataclass(frozen=True)
 class StateScore:
-    "One state on one pack: its components, composite, ppm and per-query scores (in pack order)."
+    """One state on one pack: its components, composite, ppm and per-query scores (in pack order).
+
+    Attributes:
+        components (Components)
+        composite (float)
+        per_query (tuple)
+    """
     components: Components
     composite: float
     per_query: tuple
@@ -254,24 +401,47 @@ class StateScore:
     def ppm(self) -> int: return to_ppm(self.composite)
 
 def state_score(per_query: list, structural_validity: float, weights: Components) -> StateScore:
-    "The reference's means over a pack's per-query scores."
+    """The reference's means over a pack's per-query scores.
+
+    Args:
+        per_query (list)
+        structural_validity (float)
+        weights (Components)
+    """
     ndcg = lsum(q.ndcg10 for q in per_query) / len(per_query) if per_query else 0.0
     c = Components(ndcg, hit_rate(q.temporal_hit for q in per_query), hit_rate(q.multi_hop_hit for q in per_query),
                    hit_rate(q.abstention_hit for q in per_query), structural_validity)
     return StateScore(c, composite(c, weights), tuple(per_query))
 
 def family_means(s: StateScore) -> dict:
-    "Mean nDCG per family, families in first-seen order."
+    """Mean nDCG per family, families in first-seen order.
+
+    Args:
+        s (StateScore)
+    """
     fams = {}
     for q in s.per_query: fams.setdefault(q.family, []).append(q.ndcg10)
     return {f: lsum(v) / len(v) for f, v in fams.items()}
 
 def delta_ppm(before: StateScore, after: StateScore) -> int:
-    "The composite's change from `before` to `after`, in parts per million."
+    """The composite's change from `before` to `after`, in parts per million.
+
+    Args:
+        before (StateScore)
+        after (StateScore)
+    """
     return js_round((after.composite - before.composite) * 1_000_000)
 
 def pack_verdict(before: StateScore, after: StateScore, floors: Floors, threshold_ppm: int, protected=frozenset()) -> tuple:
-    "(accepted, reason or None) of one pack, the first failing floor in the reference's order."
+    """(accepted, reason or None) of one pack, the first failing floor in the reference's order.
+
+    Args:
+        before (StateScore)
+        after (StateScore)
+        floors (Floors)
+        threshold_ppm (int)
+        protected (default frozenset())
+    """
     if after.components.structural_validity < floors.structural_floor: return False, "structural_validity_below_floor"
     old = {q.query_id: q.ndcg10 for q in before.per_query}
     for q in after.per_query:
@@ -285,7 +455,13 @@ def pack_verdict(before: StateScore, after: StateScore, floors: Floors, threshol
 
 # %% ../../nbs/34_metrics.ipynb #a5ca7003
 def dual_verdict(gate: tuple, confirm: tuple|None, state_threshold_ppm: int) -> tuple:
-    "(outcome, code, reason) from each pack's (accepted, reason, delta_ppm); confirm None when not run."
+    """(outcome, code, reason) from each pack's (accepted, reason, delta_ppm); confirm None when not run.
+
+    Args:
+        gate (tuple)
+        confirm (tuple | None)
+        state_threshold_ppm (int)
+    """
     if not gate[0]: return "REJECT", "gate-acceptance-floor", gate[1]
     if confirm is None: raise ValueError("an accepted gate needs the confirm pack")
     if not confirm[0]: return "REJECT", "confirm-acceptance-floor", confirm[1]

@@ -21,7 +21,11 @@ class DeterministicEmbedder:
     name, dim = DETERMINISTIC_EMBEDDER, 32
     revision = "4c4e6b676fdb2f4a721bdfbe2a8b3aad5882d2a8"   # the reference commit that defines it
     def stored(self, text: str) -> str:
-        "The 72-hex stored form (float32 scale 1.0, then the 32 bytes)."
+        """The 72-hex stored form (float32 scale 1.0, then the 32 bytes).
+
+        Args:
+            text (str)
+        """
         return "3f800000" + hashlib.sha256(("0|" + text).encode("utf-8")).hexdigest()
     def encode(self, texts, progress: bool = False) -> np.ndarray:
         rows = [np.frombuffer(hashlib.sha256(("0|" + t).encode("utf-8")).digest(), np.int8) for t in texts]
@@ -29,12 +33,21 @@ class DeterministicEmbedder:
 
 # %% ../../nbs/32_retrieval.ipynb #d40f2ae2
 def quantize(v: np.ndarray) -> str:
-    "The int8 stored form of a vector: float32 big-endian scale max|v|/127, then round(v / scale) as signed bytes."
+    """The int8 stored form of a vector: float32 big-endian scale max|v|/127, then round(v / scale) as signed bytes.
+
+    Args:
+        v (np.ndarray)
+    """
     scale = np.float32(max(float(np.abs(v).max()), 1e-12) / 127)
     return struct.pack(">f", scale).hex() + np.clip(np.rint(v / scale), -127, 127).astype(np.int8).tobytes().hex()
 
 def embed_corpus(corpus, embedder):
-    "The corpus with every event's embeddings stored in the production format, and the model pinned."
+    """The corpus with every event's embeddings stored in the production format, and the model pinned.
+
+    Args:
+        corpus
+        embedder
+    """
     from coretex.evaluator.corpus import Corpus
     stored = getattr(embedder, "stored", None) or (lambda t: quantize(embedder.encode([t])[0]))
     layout = {"dim": embedder.dim, "quantization": "int8", "headerBytes": 9}
@@ -49,11 +62,21 @@ def embed_corpus(corpus, embedder):
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 def tokenize(text: str) -> list:
-    "The protocol's BM25 tokens: lower-case [a-z0-9]+ runs longer than one character."
+    """The protocol's BM25 tokens: lower-case [a-z0-9]+ runs longer than one character.
+
+    Args:
+        text (str)
+    """
     return [t for t in _TOKEN.findall(text.lower()) if len(t) > 1]
 
 class BM25Index:
-    "BM25 (Lucene idf) over a fixed list of documents, as per-term posting arrays of exact weights."
+    """BM25 (Lucene idf) over a fixed list of documents, as per-term posting arrays of exact weights.
+
+    Args:
+        texts
+        k1 (float, default 1.2)
+        b (float, default 0.75)
+    """
     def __init__(self, texts, k1: float = 1.2, b: float = 0.75):
         self.n, postings, dl = len(texts), {}, np.zeros(len(texts))
         for j, t in enumerate(texts):
@@ -69,13 +92,22 @@ class BM25Index:
 
     @classmethod
     def from_postings(cls, n: int, postings) -> "BM25Index":
-        "The index over `n` documents whose postings (term -> (doc indices, weights)) were computed before (a packed corpus's)."
+        """The index over `n` documents whose postings (term -> (doc indices, weights)) were computed before (a packed corpus's).
+
+        Args:
+            n (int)
+            postings
+        """
         out = cls.__new__(cls)
         out.n, out.postings = n, postings
         return out
 
     def scores(self, text: str) -> np.ndarray:
-        "BM25 score of every document for the query `text` (0 where no term matches)."
+        """BM25 score of every document for the query `text` (0 where no term matches).
+
+        Args:
+            text (str)
+        """
         out = np.zeros(self.n)
         for tok in dict.fromkeys(tokenize(text)):
             if tok in self.postings: idx, w = self.postings[tok]; out[idx] += w
@@ -83,7 +115,12 @@ class BM25Index:
 
 # %% ../../nbs/32_retrieval.ipynb #aeca7056
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    "Indices of the k highest scores, score descending then index ascending."
+    """Indices of the k highest scores, score descending then index ascending.
+
+    Args:
+        scores (np.ndarray)
+        k (int)
+    """
     k = min(k, len(scores))
     if k <= 0: return np.zeros(0, int)
     part = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
@@ -92,33 +129,74 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return part[np.lexsort((part, -scores[part]))][:k]
 
 def ranked(scores: np.ndarray, member: np.ndarray, k: int) -> np.ndarray:
-    "Indices of the members, score descending then index ascending, at most k."
-    idx = np.flatnonzero(member)
-    return idx[np.lexsort((idx, -scores[idx]))][:max(k, 0)]
+    """Indices of the members, score descending then index ascending, at most k.
+
+    Args:
+        scores (np.ndarray)
+        member (np.ndarray)
+        k (int)
+    """
+    idx = np.flatnonzero(member)   # ascending, so a stable sort on the score alone breaks ties by index
+    if 0 < k < len(idx) // 4: return idx[top_k(scores[idx], k)]   # a short list of many members: select, then sort k
+    return idx[np.argsort(-scores[idx], kind="stable")][:max(k, 0)]
 
 # %% ../../nbs/32_retrieval.ipynb #4383348d
 def dense_cosines(doc_vecs: np.ndarray, inv_norms: np.ndarray, q: np.ndarray) -> np.ndarray:
-    "Stage-1 cosine of every document: dot x float32 inverse doc norm x inverse query norm, in doubles."
+    """Stage-1 cosine of every document: dot x float32 inverse doc norm x inverse query norm, in doubles.
+
+    Args:
+        doc_vecs (np.ndarray)
+        inv_norms (np.ndarray)
+        q (np.ndarray)
+    """
     q64 = q.astype(np.float64)
     qn = float(q64 @ q64)
-    return (doc_vecs.astype(np.float64) @ q64) * inv_norms * (1 / math.sqrt(qn) if qn > 0 else 0.0)
+    return (np.asarray(doc_vecs, np.float64) @ q64) * inv_norms * (1 / math.sqrt(qn) if qn > 0 else 0.0)
 
 def add_normalised(fused: np.ndarray, idx: np.ndarray, scores: np.ndarray, weight: float) -> None:
-    "Add weight x the min-max score of a ranked list to its members (an all-equal list gives 1)."
+    """Add weight x the min-max score of a list to its members (an all-equal list gives 1): its order does not matter.
+
+    Args:
+        fused (np.ndarray)
+        idx (np.ndarray)
+        scores (np.ndarray)
+        weight (float)
+    """
     if len(idx) == 0 or weight == 0: return
-    lo, span = scores[idx[-1]], scores[idx[0]] - scores[idx[-1]]
-    fused[idx] += weight * ((scores[idx] - lo) / span if span > 0 else 1.0)
+    every = len(idx) == len(scores)   # the list holds every document: whole arrays, no gather or scatter
+    s = scores if every else scores[idx]
+    lo = s.min()
+    span = s.max() - lo
+    if every: fused += weight * ((s - lo) / span if span > 0 else 1.0)
+    else: fused[idx] += weight * ((s - lo) / span if span > 0 else 1.0)
 
 # %% ../../nbs/32_retrieval.ipynb #4a3dabb3
 @dataclass(frozen=True)
 class StageOneIndex:
-    "What stage 1 reads of a corpus: document vectors in id order, their inverse norms (float32 values, as doubles), BM25."
+    """What stage 1 reads of a corpus: document vectors in id order, their inverse norms (float32 values, as doubles), BM25.
+
+    Attributes:
+        doc_vecs (np.ndarray)
+        inv_norms (np.ndarray)
+        bm25 (BM25Index)
+    """
     doc_vecs: np.ndarray
     inv_norms: np.ndarray
     bm25: BM25Index
 
 class FirstStage:
-    "The reference's hybrid first stage over a corpus's public index (documents in id order), cached per query."
+    """The reference's hybrid first stage over a corpus's public index (documents in id order), cached per query.
+
+    Args:
+        corpus
+        embedder (default None)
+        top_k (int, default 3200)
+        mode (str, default 'hybrid')
+        dense_weight (float, default 1.0)
+        lexical_weight (float, default 1.0)
+        progress (bool, default False)
+        index (StageOneIndex | None, default None)
+    """
     def __init__(self, corpus, embedder=None, top_k: int = 3200, mode: str = "hybrid", dense_weight: float = 1.0,
                  lexical_weight: float = 1.0, progress: bool = False, index: StageOneIndex|None = None):
         if mode not in ("hybrid", "dense", "lexical"): raise ValueError(f"firstStageMode {mode!r} is not dense, lexical or hybrid")
@@ -126,7 +204,16 @@ class FirstStage:
         self.dense_weight, self.lexical_weight = dense_weight, lexical_weight
         ix = index or self._index(progress)
         self.doc_vecs, self.inv_norms, self.bm25 = ix.doc_vecs, ix.inv_norms, ix.bm25
-        self._cache = {}
+        self._cache = {}   # the default store of query vectors and stage-1 lists
+        self._vecs64 = None
+
+    @property
+    def doc_vecs64(self) -> np.ndarray:
+        "The document vectors in doubles: kept once made when they fit in 256 MiB, else made per use."
+        if self._vecs64 is not None: return self._vecs64
+        v = self.doc_vecs.astype(np.float64)
+        if v.nbytes <= 1 << 28: self._vecs64 = v
+        return v
 
     def _index(self, progress) -> StageOneIndex:
         texts = [self.corpus.docs[d] for d in self.corpus.doc_ids]
@@ -143,35 +230,101 @@ class FirstStage:
         if missing: raise ValueError(f"corpus stores embeddings but not for {len(missing)} documents, e.g. {missing[0]}")
         return np.stack(rows)
 
-    def query_vector(self, text: str) -> np.ndarray:
-        "The embedder's vector of a query text (cached)."
-        if ("v", text) not in self._cache: self._cache[("v", text)] = self.embedder.encode([text])[0]
-        return self._cache[("v", text)]
+    def query_vector(self, text: str, store=None) -> np.ndarray:
+        """The embedder's vector of a query text (kept in `store`, default this stage's own).
 
-    def event_vector(self, event: dict) -> np.ndarray:
-        "A query event's vector: the stored one when the corpus carries it, else the embedder's."
-        v = self.corpus.query_vector(event)
-        return v if v is not None else self.query_vector(event["queryText"])
+        Args:
+            text (str)
+            store (default None)
+        """
+        store = self._cache if store is None else store
+        v = store.get(("v", text))   # read once: a bounded store shared by threads may drop a key between two reads
+        if v is None: v = store[("v", text)] = self.embedder.encode([text])[0]
+        return v
 
-    def prime(self, texts) -> None:
-        "Embed many query texts in one batch (what a pack evaluation does first)."
-        todo = [t for t in dict.fromkeys(texts) if ("v", t) not in self._cache]
-        if todo and self.embedder is not None:
-            for t, v in zip(todo, self.embedder.encode(todo)): self._cache[("v", t)] = v
+    def event_vector(self, event: dict, store=None) -> np.ndarray:
+        """A query event's vector: the stored one when the corpus carries it, else the embedder's (kept in `store`: a stored one is decoded once).
 
-    def retrieve(self, event: dict) -> np.ndarray:
-        "Document indices of the stage-1 list of a query event, best first."
-        key = ("s", event["id"], event["queryText"])
-        if key not in self._cache:
-            n, text = len(self.corpus.doc_ids), event["queryText"]
-            cos = dense_cosines(self.doc_vecs, self.inv_norms, self.event_vector(event)) if self.mode != "lexical" else None
-            lex = self.bm25.scores(text) if self.mode != "dense" else None
-            fused, member = np.zeros(n), np.zeros(n, bool)
-            if cos is not None:
-                d = ranked(cos, np.ones(n, bool), self.k); member[d] = True
-                add_normalised(fused, d, cos, self.dense_weight if self.mode == "hybrid" else 1.0)
-            if lex is not None:
-                l = ranked(lex, lex > 0, self.k); member[l] = True
-                add_normalised(fused, l, lex, self.lexical_weight if self.mode == "hybrid" else 1.0)
-            self._cache[key] = ranked(fused, member, self.k)
-        return self._cache[key]
+        Args:
+            event (dict)
+            store (default None)
+        """
+        store, key = self._cache if store is None else store, ("e", event["id"], event["queryText"])
+        v = store.get(key)
+        if v is None:
+            v = self.corpus.query_vector(event)
+            store[key] = v = v if v is not None else self.query_vector(event["queryText"], store)
+        return v
+
+    def prime(self, events, store=None) -> None:
+        """Every query event's vector into `store`, those the corpus stores none for embedded in one batch (what a pack evaluation does first).
+
+        Args:
+            events
+            store (default None)
+        """
+        store = self._cache if store is None else store
+        todo = []
+        for e in events:
+            key = ("e", e["id"], e["queryText"])
+            if key in store: continue
+            v = self.corpus.query_vector(e)
+            if v is None: todo.append(e)
+            else: store[key] = v
+        texts = [t for t in dict.fromkeys(e["queryText"] for e in todo) if ("v", t) not in store]
+        if texts and self.embedder is not None:
+            for t, v in zip(texts, self.embedder.encode(texts)): store[("v", t)] = v
+        for e in todo: self.event_vector(e, store)
+
+    def fused(self, event: dict, store=None) -> tuple:
+        """(fused score, membership) of every document for a query event: what its stage-1 list ranks.
+
+        Args:
+            event (dict)
+            store (default None)
+        """
+        n, text = len(self.corpus.doc_ids), event["queryText"]
+        cos = dense_cosines(self.doc_vecs64, self.inv_norms, self.event_vector(event, store)) if self.mode != "lexical" else None
+        lex = self.bm25.scores(text) if self.mode != "dense" else None
+        fused, member = np.zeros(n), np.zeros(n, bool)
+        if cos is not None:   # a list's normalisation reads only its min and max: it is ordered only when cut at k
+            d = ranked(cos, np.ones(n, bool), self.k) if n > self.k else np.arange(n)
+            member[d] = True
+            add_normalised(fused, d, cos, self.dense_weight if self.mode == "hybrid" else 1.0)
+        if lex is not None:
+            hit = lex > 0
+            l = ranked(lex, hit, self.k) if int(hit.sum()) > self.k else np.flatnonzero(hit)
+            member[l] = True
+            add_normalised(fused, l, lex, self.lexical_weight if self.mode == "hybrid" else 1.0)
+        return fused, member
+
+    def retrieve(self, event: dict, store=None) -> np.ndarray:
+        """Document indices of the stage-1 list of a query event, best first (kept in `store`, default this stage's own).
+
+        Args:
+            event (dict)
+            store (default None)
+        """
+        store, key = self._cache if store is None else store, ("s", event["id"], event["queryText"])
+        out = store.get(key)
+        if out is None: out = store[key] = ranked(*self.fused(event, store), self.k)
+        return out
+
+    def pooled(self, event: dict, head: int, store=None) -> tuple:
+        """(the stage-1 list's documents in index order, its first `head` in order): the list as a set and its top, the rest never sorted.
+
+        Args:
+            event (dict)
+            head (int)
+            store (default None)
+        """
+        store = self._cache if store is None else store
+        full = store.get(("s", event["id"], event["queryText"]))
+        if full is not None: return np.sort(full), full[:head]
+        fused, member = self.fused(event, store)
+        idx = np.flatnonzero(member)
+        if len(idx) > self.k:
+            full = ranked(fused, member, self.k)
+            return np.sort(full), full[:head]
+        return idx, idx[top_k(fused[idx], head)]   # idx ascending: top_k's ties by position are ties by index
+

@@ -24,13 +24,22 @@ def _ask(what: str, fn):
 
 @dataclass
 class Chain:
-    "A web3 connection with the few reads CoreTex needs; every failure of the node is a ChainError."
+    """A web3 connection with the few reads CoreTex needs; every failure of the node is a ChainError.
+
+    Attributes:
+        w3 (object)
+        embedded (bool, default False)
+    """
     w3: object
     embedded: bool = False
 
     @classmethod
     def connect(cls, url: str|None = None) -> "Chain":
-        "The node at `url` (or $CORETEX_RPC_URL); without one, a fresh in-process chain."
+        """The node at `url` (or $CORETEX_RPC_URL); without one, a fresh in-process chain.
+
+        Args:
+            url (str | None, default None)
+        """
         from web3 import Web3
         url = url or os.environ.get(ENV_RPC)
         if not url:
@@ -47,7 +56,11 @@ class Chain:
     def block_number(self) -> int: return _ask("eth_blockNumber", lambda: int(self.w3.eth.block_number))
 
     def block_hash(self, number: int) -> bytes|None:
-        "Hash of block `number`, or None if it does not exist yet."
+        """Hash of block `number`, or None if it does not exist yet.
+
+        Args:
+            number (int)
+        """
         from web3.exceptions import BlockNotFound
         def read():
             try: return bytes(self.w3.eth.get_block(number)["hash"])
@@ -55,13 +68,25 @@ class Chain:
         return _ask(f"eth_getBlockByNumber({number})", read)
 
     def mine(self, n: int = 1) -> None:
-        "Mine n blocks on the embedded chain (a real chain mines by itself)."
+        """Mine n blocks on the embedded chain (a real chain mines by itself).
+
+        Args:
+            n (int, default 1)
+        """
         if not self.embedded: raise ChainError("only the embedded chain mines on request")
         self.w3.provider.ethereum_tester.mine_blocks(n)
 
 # %% ../../nbs/51_chain.ipynb #5c333b19
 def wait_for_block(chain: Chain, number: int, confirmations: int = 0, timeout: float = 120.0, poll: float = 1.0) -> bytes:
-    "The hash of block `number` once it has `confirmations` blocks on top and two reads agree; ChainError after `timeout` s."
+    """The hash of block `number` once it has `confirmations` blocks on top and two reads agree; ChainError after `timeout` s.
+
+    Args:
+        chain (Chain)
+        number (int)
+        confirmations (int, default 0)
+        timeout (float, default 120.0)
+        poll (float, default 1.0)
+    """
     deadline, seen, why = time.monotonic() + timeout, None, "no answer yet"
     while True:
         try:

@@ -10,8 +10,8 @@ __all__ = ['RECEIPT_FIELDS', 'RECEIPT_TYPE_HASH', 'OUTCOMES', 'DOMAIN_FIELDS', '
            'struct_hash', 'Domain', 'domain_separator', 'receipt_digest', 'Signer', 'recover_signer', 'receipt_hash',
            'submit_calldata', 'decode_calldata', 'challenge_id', 'world_seed', 'work_units_bps', 'EpochContext',
            'ChainCursor', 'PerPatchReceipt', 'artifact_hash', 'build_artifact', 'StateAdvance', 'ReceiptPayload',
-           'build_receipt', 'public_receipt', 'SignedReceipt', 'sign_receipt', 'Draw', 'per_patch_receipt',
-           'sign_evaluation', 'mirrored_cursor']
+           'build_receipt', 'public_receipt', 'SignedReceipt', 'sign_receipt', 'transaction_domain', 'Draw',
+           'per_patch_receipt', 'sign_evaluation', 'mirrored_cursor']
 
 # %% ../../nbs/53_receipt.ipynb #76b2ef96
 import os
@@ -22,7 +22,11 @@ from ..core.patch import Patch, decode_patch, encode_patch, semantic_bytes, patc
 
 # %% ../../nbs/53_receipt.ipynb #841a934a
 def secret_commitment(secret: bytes) -> bytes:
-    "keccak256 commitment to an epoch secret."
+    """keccak256 commitment to an epoch secret.
+
+    Args:
+        secret (bytes)
+    """
     if len(secret) != 32: raise ValueError(f"epoch secret must be 32 bytes, got {len(secret)}")
     return keccak256(secret)
 
@@ -37,7 +41,12 @@ RECEIPT_FIELDS = (
     ("uint32", "scoreAfterPpm"), ("uint64", "issuedAt"), ("uint64", "expiresAt"))
 
 def type_string(name: str, members) -> str:
-    "An EIP-712 type string: `Name(type1 name1,type2 name2,...)`."
+    """An EIP-712 type string: `Name(type1 name1,type2 name2,...)`.
+
+    Args:
+        name (str)
+        members
+    """
     return f"{name}(" + ",".join(f"{t} {n}" for t, n in members) + ")"
 
 RECEIPT_TYPE_HASH = keccak256(type_string("CoreTexReceipt", RECEIPT_FIELDS).encode())
@@ -52,12 +61,46 @@ def _snake(name: str) -> str: return "".join("_" + c.lower() if c.isupper() else
 
 @dataclass(frozen=True)
 class CoreTexReceipt:
-    "The 24 signed fields of a CoreTex receipt, in the contract's order."
+    """The 24 signed fields of a CoreTex receipt, in the contract's order.
+
+    Attributes:
+        miner (str)
+        epoch_id (int)
+        solve_index (int)
+        prev_receipt_hash (bytes)
+        outcome (int)
+        challenge_id (bytes)
+        parent_state_root (bytes)
+        new_state_root (bytes)
+        corpus_root (bytes)
+        active_frontier_root (bytes)
+        core_version_hash (bytes)
+        eval_report_hash (bytes)
+        patch_hash (bytes)
+        artifact_hash (bytes)
+        world_seed (int)
+        rules_version (int)
+        work_policy_hash (bytes)
+        work_units_bps (int)
+        difficulty_count_snapshot (int)
+        state_word_count (int)
+        score_before_ppm (int)
+        score_after_ppm (int)
+        issued_at (int)
+        expires_at (int)
+    """
     miner: str; epoch_id: int; solve_index: int; prev_receipt_hash: bytes; outcome: int; challenge_id: bytes
     parent_state_root: bytes; new_state_root: bytes; corpus_root: bytes; active_frontier_root: bytes
     core_version_hash: bytes; eval_report_hash: bytes; patch_hash: bytes; artifact_hash: bytes; world_seed: int
     rules_version: int; work_policy_hash: bytes; work_units_bps: int; difficulty_count_snapshot: int
     state_word_count: int; score_before_ppm: int; score_after_ppm: int; issued_at: int; expires_at: int
+
+    def __repr__(self):  # 24 fields, eleven of them 32 bytes: one line that names the receipt
+        h = lambda b: f"0x{b[:4].hex()}.."
+        kind = {v: k for k, v in OUTCOMES.items()}.get(self.outcome, f"outcome {self.outcome}")
+        return (f"CoreTexReceipt({kind}, epoch {self.epoch_id}, miner {self.miner[:10]}.., solve {self.solve_index}, "
+                f"patch {h(self.patch_hash)}, root {h(self.parent_state_root)} -> {h(self.new_state_root)}, "
+                f"work {self.work_units_bps} bps, issued {self.issued_at})")
 
     def words(self) -> list:
         "Each field as its 32-byte ABI word, in order; ReceiptError if a value does not fit its type."
@@ -81,47 +124,83 @@ def _parse_field(typ: str, value: str, name: str):
     return int(value)
 
 def from_message(message: dict) -> CoreTexReceipt:
-    "A CoreTexReceipt from its EIP-712 message written as text."
+    """A CoreTexReceipt from its EIP-712 message written as text.
+
+    Args:
+        message (dict)
+    """
     return CoreTexReceipt(*(_parse_field(t, message[n], n) for t, n in RECEIPT_FIELDS))
 
 def to_message(r: CoreTexReceipt) -> dict:
-    "The EIP-712 message as text: lower-case hex, uints as decimal strings."
+    """The EIP-712 message as text: lower-case hex, uints as decimal strings.
+
+    Args:
+        r (CoreTexReceipt)
+    """
     v = lambda x: to_hex(x) if isinstance(x, bytes) else str(x).lower()
     return {n: v(getattr(r, _snake(n))) for _, n in RECEIPT_FIELDS}
 
 # %% ../../nbs/53_receipt.ipynb #fd804e0a
 def encode_struct(r: CoreTexReceipt) -> bytes:
-    "typeHash || the 24 field words: the preimage of the struct hash."
+    """typeHash || the 24 field words: the preimage of the struct hash.
+
+    Args:
+        r (CoreTexReceipt)
+    """
     return RECEIPT_TYPE_HASH + b"".join(r.words())
 
 def struct_hash(r: CoreTexReceipt) -> bytes:
-    "EIP-712 hashStruct of a receipt: keccak256 of its encoded struct."
+    """EIP-712 hashStruct of a receipt: keccak256 of its encoded struct.
+
+    Args:
+        r (CoreTexReceipt)
+    """
     return keccak256(encode_struct(r))
 
 # %% ../../nbs/53_receipt.ipynb #9f8cbc5e
 @dataclass(frozen=True)
 class Domain:
-    "An EIP-712 domain with name, version, chainId and verifyingContract."
+    """An EIP-712 domain with name, version, chainId and verifyingContract.
+
+    Attributes:
+        name (str)
+        version (str)
+        chain_id (int)
+        verifying_contract (str)
+    """
     name: str; version: str; chain_id: int; verifying_contract: str
 
 DOMAIN_FIELDS = (("string", "name"), ("string", "version"), ("uint256", "chainId"), ("address", "verifyingContract"))
 BOTCOIN_MINING_V4 = Domain("BotcoinMining", "4", 8453, "0xBc71E2428cc0955b3dF9f38F5cF5DE22a1fC1D9b")
 
 def domain_separator(d: Domain = BOTCOIN_MINING_V4) -> bytes:
-    "keccak(domainTypeHash || keccak(name) || keccak(version) || chainId || verifyingContract)."
+    """keccak(domainTypeHash || keccak(name) || keccak(version) || chainId || verifyingContract).
+
+    Args:
+        d (Domain, default BOTCOIN_MINING_V4)
+    """
     return keccak256(keccak256(type_string("EIP712Domain", DOMAIN_FIELDS).encode()), keccak256(d.name.encode()),
                      keccak256(d.version.encode()), _abi_word("uint256", d.chain_id), _abi_word("address", d.verifying_contract))
 
 # %% ../../nbs/53_receipt.ipynb #af46b2f6
 def receipt_digest(r: CoreTexReceipt, d: Domain = BOTCOIN_MINING_V4) -> bytes:
-    "keccak(0x19 0x01 || domainSeparator || structHash)."
+    """keccak(0x19 0x01 || domainSeparator || structHash).
+
+    Args:
+        r (CoreTexReceipt)
+        d (Domain, default BOTCOIN_MINING_V4)
+    """
     return keccak256(b"\x19\x01", domain_separator(d), struct_hash(r))
 
 # %% ../../nbs/53_receipt.ipynb #1ad4c978
 ENV_KEY = "CORETEX_SIGNING_KEY"
 
 class Signer:
-    "A secp256k1 signing key that never shows itself."
+    """A secp256k1 signing key that never shows itself.
+
+    Args:
+        key (bytes)
+    """
     def __init__(self, key: bytes):
         from eth_account import Account
         self._account = Account.from_key(key)
@@ -134,7 +213,12 @@ class Signer:
 
     @classmethod
     def load(cls, key_file=None, create: bool = False) -> "Signer":
-        "The key of $CORETEX_SIGNING_KEY, else of `key_file` (created with a fresh key if `create`)."
+        """The key of $CORETEX_SIGNING_KEY, else of `key_file` (created with a fresh key if `create`).
+
+        Args:
+            key_file (default None)
+            create (bool, default False)
+        """
         if os.environ.get(ENV_KEY): return cls(from_hex(os.environ[ENV_KEY], 32, ENV_KEY))
         if key_file is None: raise ValueError(f"no signing key: set {ENV_KEY} or give a key file")
         p = Path(key_file)
@@ -146,11 +230,20 @@ class Signer:
         return cls(from_hex(p.read_text().strip(), 32, f"key file {p}"))
 
     def sign_digest(self, digest: bytes) -> bytes:
-        "The 65-byte signature r || s || v of a 32-byte digest (already EIP-712 hashed, so no prefix is added)."
+        """The 65-byte signature r || s || v of a 32-byte digest (already EIP-712 hashed, so no prefix is added).
+
+        Args:
+            digest (bytes)
+        """
         return bytes(self._account.unsafe_sign_hash(digest).signature)
 
 def recover_signer(digest: bytes, signature: bytes) -> str:
-    "The checksummed address that signed `digest`; ReceiptError if `signature` is not a recoverable one."
+    """The checksummed address that signed `digest`; ReceiptError if `signature` is not a recoverable one.
+
+    Args:
+        digest (bytes)
+        signature (bytes)
+    """
     from eth_account import Account
     try: return Account._recover_hash(digest, signature=signature)
     except Exception as e: raise ReceiptError(f"unrecoverable signature ({e.__class__.__name__}: {e})") from None
@@ -160,7 +253,12 @@ RECEIPT_HASH_FIELDS = ("miner", "epochId", "solveIndex", "prevReceiptHash", "out
                        "newStateRoot", "patchHash", "evalReportHash", "workPolicyHash", "difficultyCountSnapshot")
 
 def receipt_hash(r: CoreTexReceipt, d: Domain = BOTCOIN_MINING_V4) -> bytes:
-    "The contract's chain key for a receipt: keccak(abi.encode(twelve fields..., digest))."
+    """The contract's chain key for a receipt: keccak(abi.encode(twelve fields..., digest)).
+
+    Args:
+        r (CoreTexReceipt)
+        d (Domain, default BOTCOIN_MINING_V4)
+    """
     words = dict(zip((n for _, n in RECEIPT_FIELDS), r.words()))
     return keccak256(*(words[n] for n in RECEIPT_HASH_FIELDS), receipt_digest(r, d))
 
@@ -170,7 +268,13 @@ SUBMIT_SELECTOR = bytes.fromhex("5dc95d4a")
 def _abi_bytes(b: bytes) -> bytes: return len(b).to_bytes(32, "big") + b + bytes(-len(b) % 32)
 
 def submit_calldata(r: CoreTexReceipt, compact_patch: bytes, signature: bytes) -> bytes:
-    "The calldata of submitCoreTexReceipt for a signed receipt."
+    """The calldata of submitCoreTexReceipt for a signed receipt.
+
+    Args:
+        r (CoreTexReceipt)
+        compact_patch (bytes)
+        signature (bytes)
+    """
     static = r.words()[1:]
     head_len = 32 * (len(static) + 2)
     tail1 = _abi_bytes(compact_patch)
@@ -179,7 +283,12 @@ def submit_calldata(r: CoreTexReceipt, compact_patch: bytes, signature: bytes) -
 
 # %% ../../nbs/53_receipt.ipynb #9f5e5be2
 def decode_calldata(data: bytes, miner: str) -> tuple:
-    "(CoreTexReceipt, compact patch bytes, signature) from submitCoreTexReceipt calldata sent by `miner`."
+    """(CoreTexReceipt, compact patch bytes, signature) from submitCoreTexReceipt calldata sent by `miner`.
+
+    Args:
+        data (bytes)
+        miner (str)
+    """
     if data[:4] != SUBMIT_SELECTOR or len(data) < 4 + 32 * 26: raise ReceiptError("not submitCoreTexReceipt calldata")
     word = lambda i: data[36 + 32 * i: 68 + 32 * i]
     vals = [miner] + [word(i) if t == "bytes32" else int.from_bytes(word(i), "big") for i, (t, _) in enumerate(RECEIPT_FIELDS[1:])]
@@ -193,11 +302,23 @@ def decode_calldata(data: bytes, miner: str) -> tuple:
 def _hash_text(*parts) -> bytes: return keccak256("|".join(map(str, parts)).encode())
 
 def challenge_id(epoch_id: int, parent_root: bytes, patch_hash_: bytes) -> bytes:
-    "The receipt's challengeId."
+    """The receipt's challengeId.
+
+    Args:
+        epoch_id (int)
+        parent_root (bytes)
+        patch_hash_ (bytes)
+    """
     return _hash_text("coretex-challenge-v1", epoch_id, to_hex(parent_root), to_hex(patch_hash_))
 
 def world_seed(miner: str, solve_index: int, patch_hash_: bytes) -> int:
-    "The receipt's worldSeed (a uint128)."
+    """The receipt's worldSeed (a uint128).
+
+    Args:
+        miner (str)
+        solve_index (int)
+        patch_hash_ (bytes)
+    """
     return int.from_bytes(_hash_text("coretex-world-v1", miner.lower(), solve_index, to_hex(patch_hash_))[:16], "big")
 
 # %% ../../nbs/53_receipt.ipynb #e6140422
@@ -207,7 +328,12 @@ SCREENER_WORK_BPS = 10_000
 STATE_ADVANCE_WORK_TIERS = ((0, 30_000), (25, 40_000), (100, 60_000), (250, 90_000), (500, 120_000))
 
 def work_units_bps(outcome: int, difficulty_count: int) -> int:
-    "The work units (bps) a receipt of `outcome` earns after `difficulty_count` qualified screener passes."
+    """The work units (bps) a receipt of `outcome` earns after `difficulty_count` qualified screener passes.
+
+    Args:
+        outcome (int)
+        difficulty_count (int)
+    """
     if outcome == OUTCOMES["SCREENER_PASS"]: return SCREENER_WORK_BPS
     if outcome != OUTCOMES["STATE_ADVANCE"]: raise ReceiptError(f"unknown CoreTex outcome {outcome}")
     return max(bps for least, bps in STATE_ADVANCE_WORK_TIERS if difficulty_count >= least)
@@ -220,7 +346,19 @@ def _need32(obj, *names):
 
 @dataclass(frozen=True)
 class EpochContext:
-    "The epoch's pins and the profile values that a receipt and its artifact publish."
+    """The epoch's pins and the profile values that a receipt and its artifact publish.
+
+    Attributes:
+        epoch_id (int)
+        corpus_root (bytes)
+        core_version_hash (bytes)
+        active_frontier_root (bytes)
+        hidden_seed_commit (bytes)
+        replay_tolerance_ppm (int)
+        target_block_offset (int)
+        work_policy_hash (bytes): the active work policy (DEFAULT_WORK_POLICY_HASH, RULES_VERSION at launch)
+        rules_version (int): the active work policy (DEFAULT_WORK_POLICY_HASH, RULES_VERSION at launch)
+    """
     epoch_id: int; corpus_root: bytes; core_version_hash: bytes; active_frontier_root: bytes
     hidden_seed_commit: bytes; replay_tolerance_ppm: int; target_block_offset: int
     work_policy_hash: bytes; rules_version: int   # the active work policy (DEFAULT_WORK_POLICY_HASH, RULES_VERSION at launch)
@@ -229,21 +367,48 @@ class EpochContext:
 
 @dataclass(frozen=True)
 class ChainCursor:
-    "The contract's per-miner counters when a receipt is signed."
+    """The contract's per-miner counters when a receipt is signed.
+
+    Attributes:
+        solve_index (int)
+        prev_receipt_hash (bytes)
+        difficulty_count (int)
+    """
     solve_index: int; prev_receipt_hash: bytes; difficulty_count: int
     def __post_init__(self): _need32(self, "prev_receipt_hash")
 
 # %% ../../nbs/53_receipt.ipynb #0071d6f5
 @dataclass(frozen=True)
 class PerPatchReceipt:
-    "The dual-pack result of one patch: what a replay re-derives and re-scores."
+    """The dual-pack result of one patch: what a replay re-derives and re-scores.
+
+    Attributes:
+        patch_hash (bytes)
+        dedup_key (bytes)
+        parent_root (bytes)
+        miner_address (str)
+        epoch_id (int)
+        received_at_block (int)
+        target_block (int)
+        blockhash (bytes)
+        gate_seed (bytes)
+        confirm_seed (bytes)
+        gate_score_ppm (int)
+        confirm_score_ppm (int)
+        accepted (bool)
+        rejection_reason (str | None, default None)
+    """
     patch_hash: bytes; dedup_key: bytes; parent_root: bytes; miner_address: str; epoch_id: int
     received_at_block: int; target_block: int; blockhash: bytes; gate_seed: bytes; confirm_seed: bytes
     gate_score_ppm: int; confirm_score_ppm: int; accepted: bool; rejection_reason: str|None = None
 
     @classmethod
     def from_json(cls, d: dict) -> "PerPatchReceipt":
-        "From the protocol's camelCase JSON (hex in any case)."
+        """From the protocol's camelCase JSON (hex in any case).
+
+        Args:
+            d (dict)
+        """
         h = lambda k: from_hex(d[k], 32, k)
         return cls(h("patchHash"), h("dedupKey"), h("parentRoot"), to_hex(from_hex(d["minerAddress"], 20, "minerAddress")),
                    d["epochId"], d["receivedAtBlock"], d["targetBlock"], h("blockhash"), h("gateSeed"), h("confirmSeed"),
@@ -262,11 +427,23 @@ ARTIFACT_VERSION = "coretex-post-reveal-eval-report-v1"
 SEED_MODE = "future_blockhash_dual_pack"
 
 def artifact_hash(artifact: dict) -> bytes:
-    "keccak of the canonical JSON of an artifact without artifactHash and evalReportHash."
+    """keccak of the canonical JSON of an artifact without artifactHash and evalReportHash.
+
+    Args:
+        artifact (dict)
+    """
     return keccak256(canonical_json({k: v for k, v in artifact.items() if k not in ("artifactHash", "evalReportHash")}).encode())
 
 def build_artifact(r: PerPatchReceipt, outcome: str, compact_patch: bytes, threshold_ppm: int, ctx: EpochContext) -> dict:
-    "The post-reveal eval report artifact of an accepted patch, with its hash in both hash fields."
+    """The post-reveal eval report artifact of an accepted patch, with its hash in both hash fields.
+
+    Args:
+        r (PerPatchReceipt)
+        outcome (str)
+        compact_patch (bytes)
+        threshold_ppm (int)
+        ctx (EpochContext)
+    """
     body = {"version": ARTIFACT_VERSION, "epochId": ctx.epoch_id, "minerAddress": r.miner_address, "outcome": outcome,
             "compactPatchBytesHex": to_hex(compact_patch), "thresholdPpm": threshold_ppm,
             "seedDerivation": {"mode": SEED_MODE, "epochId": ctx.epoch_id, "receivedAtBlock": r.received_at_block,
@@ -284,17 +461,36 @@ def build_artifact(r: PerPatchReceipt, outcome: str, compact_patch: bytes, thres
 # %% ../../nbs/53_receipt.ipynb #3ea2fc75
 @dataclass(frozen=True)
 class StateAdvance:
-    "What a STATE_ADVANCE receipt signs beyond a screener pass: the child root and the parent's composite score."
+    """What a STATE_ADVANCE receipt signs beyond a screener pass: the child root and the parent's composite score.
+
+    Attributes:
+        new_state_root (bytes)
+        score_before_ppm (int)
+    """
     new_state_root: bytes; score_before_ppm: int
 
 @dataclass(frozen=True)
 class ReceiptPayload:
-    "A receipt ready to sign and the compact patch bytes sent with it."
+    """A receipt ready to sign and the compact patch bytes sent with it.
+
+    Attributes:
+        receipt (CoreTexReceipt)
+        compact_patch (bytes)
+    """
     receipt: CoreTexReceipt; compact_patch: bytes
 
 def build_receipt(artifact: dict, ctx: EpochContext, cursor: ChainCursor, issued_at: int, ttl_sec: int,
                   advance: StateAdvance|None = None) -> ReceiptPayload:
-    "The CoreTexReceipt over an artifact (STATE_ADVANCE needs `advance`)."
+    """The CoreTexReceipt over an artifact (STATE_ADVANCE needs `advance`).
+
+    Args:
+        artifact (dict)
+        ctx (EpochContext)
+        cursor (ChainCursor)
+        issued_at (int)
+        ttl_sec (int)
+        advance (StateAdvance | None, default None)
+    """
     a, r = artifact, PerPatchReceipt.from_json(artifact["receipt"])
     outcome, compact = OUTCOMES[a["outcome"]], semantic_bytes(from_hex(a["compactPatchBytesHex"]))
     if (advance is None) != (outcome == OUTCOMES["SCREENER_PASS"]): raise ReceiptError(f"{a['outcome']} needs StateAdvance exactly when it advances the state")
@@ -317,7 +513,13 @@ _PUBLIC_OMITS = ("miner", "scoreBeforePpm", "scoreAfterPpm")
 _DECIMAL_STRINGS = ("epochId", "solveIndex", "worldSeed", "workUnitsBps", "difficultyCountSnapshot")  # bigints in the reference
 
 def public_receipt(r: CoreTexReceipt, compact_patch: bytes, signature: bytes) -> dict:
-    "The receipt JSON a coordinator publishes."
+    """The receipt JSON a coordinator publishes.
+
+    Args:
+        r (CoreTexReceipt)
+        compact_patch (bytes)
+        signature (bytes)
+    """
     out = {}
     for _, n in RECEIPT_FIELDS:
         if n in _PUBLIC_OMITS: continue
@@ -327,27 +529,73 @@ def public_receipt(r: CoreTexReceipt, compact_patch: bytes, signature: bytes) ->
 
 @dataclass(frozen=True)
 class SignedReceipt:
-    "A signed receipt: the struct, its bytes on the wire, and the hashes that name it."
+    """A signed receipt: the struct, its bytes on the wire, and the hashes that name it.
+
+    Attributes:
+        receipt (CoreTexReceipt)
+        compact_patch (bytes)
+        signature (bytes)
+        signer (str)
+        digest (bytes)
+        receipt_hash (bytes)
+    """
     receipt: CoreTexReceipt; compact_patch: bytes; signature: bytes; signer: str; digest: bytes; receipt_hash: bytes
 
     def transaction(self, d: Domain = BOTCOIN_MINING_V4) -> dict:
-        "The transaction the miner sends to the mining contract."
+        """The transaction the miner sends to the mining contract.
+
+        Args:
+            d (Domain, default BOTCOIN_MINING_V4)
+        """
         return {"to": d.verifying_contract.lower(), "chainId": d.chain_id, "value": "0",
                 "data": to_hex(submit_calldata(self.receipt, self.compact_patch, self.signature))}
 
 def sign_receipt(p: ReceiptPayload, signer: Signer, d: Domain = BOTCOIN_MINING_V4) -> SignedReceipt:
-    "Sign a receipt payload under domain `d`."
+    """Sign a receipt payload under domain `d`.
+
+    Args:
+        p (ReceiptPayload)
+        signer (Signer)
+        d (Domain, default BOTCOIN_MINING_V4)
+    """
     digest = receipt_digest(p.receipt, d)
     return SignedReceipt(p.receipt, p.compact_patch, signer.sign_digest(digest), signer.address, digest, receipt_hash(p.receipt, d))
+
+# %% ../../nbs/53_receipt.ipynb #8a1d63f7
+def transaction_domain(tx: dict) -> Domain:
+    """The `BotcoinMiningV4` domain a receipt's transaction targets: its chainId and contract (`to`); ReceiptError if they are malformed.
+
+    Args:
+        tx (dict)
+    """
+    chain_id = tx.get("chainId")
+    if isinstance(chain_id, bool) or not isinstance(chain_id, int) or not 0 < chain_id < 2**256: raise ReceiptError(f"transaction chainId {chain_id!r} is not a chain id")
+    try: to = to_hex(from_hex(tx.get("to", ""), 20, "transaction to"))
+    except ValueError as e: raise ReceiptError(str(e)) from None
+    return Domain(BOTCOIN_MINING_V4.name, BOTCOIN_MINING_V4.version, chain_id, to)
 
 # %% ../../nbs/53_receipt.ipynb #f3789fdb
 @dataclass(frozen=True)
 class Draw:
-    "The block a patch's packs were drawn from: received at, target (= received + offset), its hash."
+    """The block a patch's packs were drawn from: received at, target (= received + offset), its hash.
+
+    Attributes:
+        received_at_block (int)
+        target_block (int)
+        blockhash (bytes)
+    """
     received_at_block: int; target_block: int; blockhash: bytes
 
 def per_patch_receipt(rep, dedup_key: bytes, miner: str, draw: Draw, epoch_id: int) -> PerPatchReceipt:
-    "The PerPatchReceipt of an accepted `EvalReport` (both packs run)."
+    """The PerPatchReceipt of an accepted `EvalReport` (both packs run).
+
+    Args:
+        rep
+        dedup_key (bytes)
+        miner (str)
+        draw (Draw)
+        epoch_id (int)
+    """
     g, c = rep.gate, rep.confirm
     if rep.outcome not in OUTCOMES or c is None: raise ReceiptError(f"no receipt for a {rep.outcome} verdict")
     return PerPatchReceipt(rep.patch_hash, dedup_key, rep.parent_root, to_hex(from_hex(miner, 20, "miner")), epoch_id,
@@ -357,8 +605,25 @@ def per_patch_receipt(rep, dedup_key: bytes, miner: str, draw: Draw, epoch_id: i
 RECEIPT_TTL_SEC = 900
 
 def sign_evaluation(rep, dedup_key: bytes, threshold_ppm: int, miner: str, patch: bytes, draw: Draw, ctx: EpochContext,
-                    cursor: ChainCursor, signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC) -> dict:
-    "The envelope of an evaluated patch (`EvalReport`): artifact, signed receipt and transaction if accepted, the verdict alone if not."
+                    cursor: ChainCursor, signer: Signer, issued_at: int, ttl_sec: int = RECEIPT_TTL_SEC,
+                    domain: Domain = BOTCOIN_MINING_V4,  # the EIP-712 domain: the mining contract on the chain in use
+                   ) -> dict:
+    """The envelope of an evaluated patch (`EvalReport`): artifact, signed receipt and transaction if accepted, the verdict alone if not.
+
+    Args:
+        rep
+        dedup_key (bytes)
+        threshold_ppm (int)
+        miner (str)
+        patch (bytes)
+        draw (Draw)
+        ctx (EpochContext)
+        cursor (ChainCursor)
+        signer (Signer)
+        issued_at (int)
+        ttl_sec (int, default RECEIPT_TTL_SEC)
+        domain (Domain, default BOTCOIN_MINING_V4): the EIP-712 domain: the mining contract on the chain in use
+    """
     base = {"outcome": rep.outcome, "epochId": ctx.epoch_id, "miner": to_hex(from_hex(miner, 20, "miner")),
             "dedupKey": to_hex(dedup_key), "evaluation": rep.to_json()}
     if rep.outcome not in OUTCOMES:
@@ -369,17 +634,23 @@ def sign_evaluation(rep, dedup_key: bytes, threshold_ppm: int, miner: str, patch
     if rep.outcome == "STATE_ADVANCE":
         low = min((rep.gate, rep.confirm), key=lambda p: p.delta_ppm)
         advance = StateAdvance(rep.child_root, low.before_ppm)
-    s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer)
+    s = sign_receipt(build_receipt(art, ctx, cursor, issued_at, ttl_sec, advance), signer, domain)
     r = s.receipt
     return {"status": "accepted", **base, "patchHash": to_hex(r.patch_hash), "evalReportHash": to_hex(r.eval_report_hash),
             "workUnitsBps": r.work_units_bps, "newStateRoot": to_hex(r.new_state_root),
-            "receipt": public_receipt(r, s.compact_patch, s.signature), "transaction": s.transaction(),
+            "receipt": public_receipt(r, s.compact_patch, s.signature), "transaction": s.transaction(domain),
             "issuedAt": r.issued_at, "expiresAt": r.expires_at, "receiptHash": to_hex(s.receipt_hash), "signer": s.signer,
             "artifact": art}
 
 # %% ../../nbs/53_receipt.ipynb #7c279048
 def mirrored_cursor(signed: list, miner: str, epoch_id: int) -> ChainCursor:
-    "The ChainCursor for `miner` after the accepted envelopes `signed`, oldest first."
+    """The ChainCursor for `miner` after the accepted envelopes `signed`, oldest first.
+
+    Args:
+        signed (list)
+        miner (str)
+        epoch_id (int)
+    """
     mine = [e for e in signed if e["miner"] == miner.lower()]
     since = 0
     for e in (e for e in signed if e["epochId"] == epoch_id): since = 0 if e["outcome"] == "STATE_ADVANCE" else since + 1

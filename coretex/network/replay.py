@@ -15,7 +15,7 @@ from ..core.keccak import keccak256, to_hex, from_hex, HexError
 from ..core.patch import patch_hash, dedup_key, semantic_bytes, apply_patch, PatchError
 from ..core.seeds import SeedInputs, SeedError, eval_seed, draw_pack
 from ..core.state import state_root
-from .receipt import PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata, receipt_digest, recover_signer, challenge_id
+from .receipt import PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata, receipt_digest, recover_signer, challenge_id, transaction_domain
 
 # %% ../../nbs/55_replay.ipynb #cddccafb
 class RpcError(RuntimeError):
@@ -27,12 +27,23 @@ class ReplayError(ValueError):
 class BlockSource(Protocol):
     "Where a watcher reads a block's hash: a chain node it chooses."
     def block_hash(self, number: int) -> bytes:
-        "The hash of block `number`; RpcError if the node cannot say."
+        """The hash of block `number`; RpcError if the node cannot say.
+
+        Args:
+            number (int)
+        """
         ...
 
 @dataclass(frozen=True)
 class PackRequest:
-    "One pack to rescore: the patch, the parent it applies to, the pack's seed, and which pack it is."
+    """One pack to rescore: the patch, the parent it applies to, the pack's seed, and which pack it is.
+
+    Attributes:
+        patch_bytes (bytes): the public patch, as the artifact carries it
+        parent_root (bytes): the state it applies to
+        eval_seed (bytes): the pack's seed, from the receipt
+        which (str): "gate" or "confirm"
+    """
     patch_bytes: bytes   # the public patch, as the artifact carries it
     parent_root: bytes   # the state it applies to
     eval_seed: bytes     # the pack's seed, from the receipt
@@ -43,12 +54,29 @@ Scorer = Callable[[PackRequest], int]   # the pack's score delta (after - before
 # %% ../../nbs/55_replay.ipynb #b32479dd
 @dataclass(frozen=True)
 class Check:
-    "One check: its name, whether it passed, what it found, and the failure code when it did not."
+    """One check: its name, whether it passed, what it found, and the failure code when it did not.
+
+    Attributes:
+        name (str)
+        ok (bool)
+        detail (str)
+        code (str | None, default None)
+    """
     name: str; ok: bool; detail: str; code: str|None = None
 
 @dataclass(frozen=True)
 class Verdict:
-    "The outcome of a verification: ok, or the first failure's code and detail; every check that ran."
+    """The outcome of a verification: ok, or the first failure's code and detail; every check that ran.
+
+    Attributes:
+        ok (bool)
+        code (str | None)
+        detail (str)
+        gate_delta_ppm (int, default 0)
+        confirm_delta_ppm (int, default 0)
+        artifact_hash (str | None, default None)
+        checks (tuple, default ())
+    """
     ok: bool; code: str|None; detail: str; gate_delta_ppm: int = 0; confirm_delta_ppm: int = 0
     artifact_hash: str|None = None; checks: tuple = ()
 
@@ -64,7 +92,17 @@ class _Trail:
 # %% ../../nbs/55_replay.ipynb #71921b8a
 @dataclass(frozen=True)
 class ReplayDeps:
-    "What a watcher brings to a per-patch proof."
+    """What a watcher brings to a per-patch proof.
+
+    Attributes:
+        blocks (BlockSource): answers the target block's hash
+        scorer (Scorer): rescores one pack
+        epoch_secret (bytes): revealed after the epoch closed
+        corpus_root (bytes): the epoch's corpusRoot
+        bundle_hash (bytes): the epoch's bundleHash (coreVersionHash)
+        patch_bytes (bytes): the public patch bytes
+        tolerance_ppm (int): the largest score difference that still passes
+    """
     blocks: BlockSource   # answers the target block's hash
     scorer: Scorer        # rescores one pack
     epoch_secret: bytes   # revealed after the epoch closed
@@ -88,12 +126,22 @@ def _check_hashes(r: PerPatchReceipt, d: ReplayDeps, t: _Trail) -> Verdict|None:
 # %% ../../nbs/55_replay.ipynb #699a616d
 @dataclass(frozen=True)
 class TableBlocks:
-    "A BlockSource over a fixed {number: hash} table (a test double); `error` fails every read, `every` answers every read."
+    """A BlockSource over a fixed {number: hash} table (a test double); `error` fails every read, `every` answers every read.
+
+    Attributes:
+        hashes (dict): block number -> hash
+        error (str | None, default None): fail every read with this message
+        every (bytes | None, default None): answer this hash for every block
+    """
     hashes: dict               # block number -> hash
     error: str|None = None     # fail every read with this message
     every: bytes|None = None   # answer this hash for every block
     def block_hash(self, number: int) -> bytes:
-        "The table's hash of block `number`."
+        """The table's hash of block `number`.
+
+        Args:
+            number (int)
+        """
         if self.error: raise RpcError(self.error)
         if self.every is not None: return self.every
         if number not in self.hashes: raise RpcError(f"block {number} not found")
@@ -101,7 +149,11 @@ class TableBlocks:
 
 # %% ../../nbs/55_replay.ipynb #e9e71e96
 def table_scorer(scores: dict) -> Scorer:
-    "A Scorer over a fixed {seed: delta ppm} table (a test double)."
+    """A Scorer over a fixed {seed: delta ppm} table (a test double).
+
+    Args:
+        scores (dict)
+    """
     return lambda req: scores[req.eval_seed]
 
 # %% ../../nbs/55_replay.ipynb #4c8cb5d4
@@ -139,7 +191,13 @@ def verify_per_patch(r: PerPatchReceipt,         # the per-patch receipt to chec
                      d: ReplayDeps,              # the chain, the scorer and the epoch's revealed inputs
                      trail: _Trail|None = None,  # checks already run (an artifact's), continued here
                     ) -> Verdict:
-    "The reference's verifyPerPatchReceipt: the first failing check's code and detail, else ok with both score deltas."
+    """The reference's verifyPerPatchReceipt: the first failing check's code and detail, else ok with both score deltas.
+
+    Args:
+        r (PerPatchReceipt): the per-patch receipt to check
+        d (ReplayDeps): the chain, the scorer and the epoch's revealed inputs
+        trail (_Trail | None, default None): checks already run (an artifact's), continued here
+    """
     t = trail or _Trail()
     if (v := _check_hashes(r, d, t)): return v
     if r.received_at_block == 0:
@@ -183,13 +241,21 @@ def _shape_rules(a: dict):
     yield isinstance(r.get("accepted"), bool), "receipt.accepted must be a boolean"
 
 def artifact_shape_error(a) -> str|None:
-    "The first shape rule an artifact breaks, or None."
+    """The first shape rule an artifact breaks, or None.
+
+    Args:
+        a
+    """
     if not isinstance(a, dict): return "artifact must be an object"
     return next((msg for ok, msg in _shape_rules(a) if not ok), None)
 
 # %% ../../nbs/55_replay.ipynb #00155c35
 def seed_inputs_error(a: dict) -> str|None:
-    "The first disagreement between an artifact's seedDerivation and its receipt and context, or None."
+    """The first disagreement between an artifact's seedDerivation and its receipt and context, or None.
+
+    Args:
+        a (dict)
+    """
     sd, r, cx = a["seedDerivation"], a["receipt"], a["context"]
     if sd["epochId"] != a["epochId"]: return f"seedDerivation.epochId {sd['epochId']} != {a['epochId']}"
     for k in ("receivedAtBlock", "targetBlock"):
@@ -207,7 +273,15 @@ def verify_artifact(a: dict,                    # the post-reveal eval report ar
                     epoch_secret: bytes,         # the revealed epoch secret
                     trail: _Trail|None = None,   # checks already run, continued here
                    ) -> Verdict:
-    "The reference's verifyPostRevealEvalReportArtifact: first failure, else ok with the artifact hash and both score deltas."
+    """The reference's verifyPostRevealEvalReportArtifact: first failure, else ok with the artifact hash and both score deltas.
+
+    Args:
+        a (dict): the post-reveal eval report artifact, as published
+        blocks (BlockSource)
+        scorer (Scorer)
+        epoch_secret (bytes): the revealed epoch secret
+        trail (_Trail | None, default None): checks already run, continued here
+    """
     t = trail or _Trail()
     if (msg := artifact_shape_error(a)): return t.fail("artifact shape", "EVAL_ARTIFACT_MALFORMED", msg)
     t.ok("artifact shape", a["version"])
@@ -238,10 +312,18 @@ def verify_artifact(a: dict,                    # the post-reveal eval report ar
 # %% ../../nbs/55_replay.ipynb #76802aec
 @dataclass(frozen=True)
 class ChainBlocks:
-    "A BlockSource over a web3 chain."
+    """A BlockSource over a web3 chain.
+
+    Attributes:
+        chain (object): a coretex.network.chain.Chain
+    """
     chain: object   # a coretex.network.chain.Chain
     def block_hash(self, number: int) -> bytes:
-        "The chain's hash of block `number`, or RpcError."
+        """The chain's hash of block `number`, or RpcError.
+
+        Args:
+            number (int)
+        """
         try: h = self.chain.block_hash(number)
         except Exception as e: raise RpcError(f"{e.__class__.__name__}: {e}") from None
         if h is None: raise RpcError(f"block {number} not found")
@@ -251,7 +333,13 @@ class ChainBlocks:
 def evaluator_scorer(ev,            # a coretex.evaluator.evaluate.Evaluator
                      parent_words,  # the parent state's 1,024 words
                      epoch_id: int) -> Scorer:
-    "A Scorer that rescores packs with evaluator `ev` on the parent state `parent_words`."
+    """A Scorer that rescores packs with evaluator `ev` on the parent state `parent_words`.
+
+    Args:
+        ev: a coretex.evaluator.evaluate.Evaluator
+        parent_words: the parent state's 1,024 words
+        epoch_id (int)
+    """
     from coretex.evaluator.evaluate import score_pack
     from coretex.evaluator.metrics import delta_ppm
     root = state_root(parent_words)
@@ -264,7 +352,13 @@ def evaluator_scorer(ev,            # a coretex.evaluator.evaluate.Evaluator
 
 # %% ../../nbs/55_replay.ipynb #53af4dab
 def receipt_binding_error(a: dict, rc: CoreTexReceipt, compact: bytes) -> str|None:
-    "The first way signed receipt `rc` (sent with `compact`) fails to commit to artifact `a`, or None."
+    """The first way signed receipt `rc` (sent with `compact`) fails to commit to artifact `a`, or None.
+
+    Args:
+        a (dict)
+        rc (CoreTexReceipt)
+        compact (bytes)
+    """
     h, parent = from_hex(a["artifactHash"]), from_hex(a["receipt"]["parentRoot"])
     if (rc.eval_report_hash, rc.artifact_hash) != (h, h): return f"receipt evalReportHash/artifactHash != artifact {to_hex(h)}"
     if rc.parent_state_root != parent: return f"receipt parentStateRoot {to_hex(rc.parent_state_root)} != artifact {to_hex(parent)}"
@@ -278,7 +372,15 @@ def replay_envelope(env: dict,                # a coordinator's envelope: its ar
                     epoch_secret: bytes,      # the revealed epoch secret
                     signer: str|None = None,  # the coordinator's address (default: the envelope's `signer`)
                    ) -> Verdict:
-    "The artifact's checks in the protocol's order, then the signed receipt's binding to it and its signer."
+    """The artifact's checks in the protocol's order, then the signed receipt's binding to it and its signer.
+
+    Args:
+        env (dict): a coordinator's envelope: its artifact and transaction
+        blocks (BlockSource)
+        scorer (Scorer)
+        epoch_secret (bytes): the revealed epoch secret
+        signer (str | None, default None): the coordinator's address (default: the envelope's `signer`)
+    """
     t = _Trail()
     try: v = verify_artifact(env["artifact"], blocks, scorer, epoch_secret, t)
     except (SeedError, ReplayError, PatchError) as e: return t.fail("seeds" if isinstance(e, SeedError) else "rescore", e.__class__.__name__, str(e))
@@ -288,7 +390,7 @@ def replay_envelope(env: dict,                # a coordinator's envelope: its ar
     if (msg := receipt_binding_error(env["artifact"], rc, compact)): return t.fail("receipt binding", "RECEIPT_ARTIFACT_MISMATCH", msg)
     t.ok("receipt binding", f"the signed receipt commits to artifact {v.artifact_hash}")
     want = signer or env.get("signer") or "no signer named"
-    try: who = recover_signer(receipt_digest(rc), sig)
+    try: who = recover_signer(receipt_digest(rc, transaction_domain(env["transaction"])), sig)   # the domain the receipt is valid in
     except ReceiptError as e: return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", str(e))
     if who.lower() != want.lower(): return t.fail("signature", "RECEIPT_SIGNER_MISMATCH", f"signed by {who}, expected {want}")
     t.ok("signature", f"signed by {who}")
@@ -296,6 +398,10 @@ def replay_envelope(env: dict,                # a coordinator's envelope: its ar
 
 # %% ../../nbs/55_replay.ipynb #578a5294
 def render_checks(v: Verdict) -> str:
-    "One line per check, then the verdict."
+    """One line per check, then the verdict.
+
+    Args:
+        v (Verdict)
+    """
     lines = [f"{'OK  ' if c.ok else 'FAIL'} {c.name}: " + (f"{c.code} {c.detail}" if c.code else c.detail) for c in v.checks]
     return "\n".join(lines + [f"replay {'passed' if v.ok else 'failed: ' + v.code}"])

@@ -41,7 +41,12 @@ from nx_27017.nx_27017 import main; main()
 """
 
 class EmbeddedMongo:
-    "An nx-27017 MongoDB wire-protocol server on loopback, started and stopped by coretex."
+    """An nx-27017 MongoDB wire-protocol server on loopback, started and stopped by coretex.
+
+    Args:
+        path (default None)
+        port (int | None, default None)
+    """
     def __init__(self, path=None, port: int|None = None):
         self.path, self.port, self.proc = Path(path or data_dir()), port, None
 
@@ -82,7 +87,13 @@ class EmbeddedMongo:
 
 # %% ../../nbs/52_store.ipynb #9b2a771b
 def open_db(uri: str|None = None, name: str = "coretex", path=None):
-    "(pymongo Database, close function): the MongoDB at `uri` / $CORETEX_MONGODB_URI, else an embedded server."
+    """(pymongo Database, close function): the MongoDB at `uri` / $CORETEX_MONGODB_URI, else an embedded server.
+
+    Args:
+        uri (str | None, default None)
+        name (str, default 'coretex')
+        path (default None)
+    """
     import pymongo
     uri = uri or os.environ.get(ENV_URI)
     try: client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000, tz_aware=True, connect=False) if uri else None
@@ -104,7 +115,12 @@ def open_db(uri: str|None = None, name: str = "coretex", path=None):
 _NAIVE = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?")
 
 def aware(doc: dict|None, fields) -> dict|None:
-    "`doc` with each of `fields` that holds a datetime (or nx-27017's naive UTC string of one) as an aware UTC datetime."
+    """`doc` with each of `fields` that holds a datetime (or nx-27017's naive UTC string of one) as an aware UTC datetime.
+
+    Args:
+        doc (dict | None)
+        fields
+    """
     if doc is None: return None
     for k in fields:
         v = doc.get(k)

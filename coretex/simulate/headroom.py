@@ -18,7 +18,13 @@ from .miners import LEVERS, Draft, Public, as_patch, lens, person_of
 GROWTH = ("static", "smooth", "burst", "pause-then-jump", "late-heavy")
 
 def growth_fraction(schedule: str, epoch: int, epochs: int) -> float:
-    "The share in [0, 1] of the growable persons onboarded by `epoch` of `epochs` (the reference's four shapes)."
+    """The share in [0, 1] of the growable persons onboarded by `epoch` of `epochs` (the reference's four shapes).
+
+    Args:
+        schedule (str)
+        epoch (int)
+        epochs (int)
+    """
     t = epoch / epochs
     if schedule == "static": return 0.0
     if schedule == "smooth": return t
@@ -29,11 +35,23 @@ def growth_fraction(schedule: str, epoch: int, epochs: int) -> float:
 
 # %% ../../nbs/81b_headroom.ipynb #d2f4bc9a
 def probe_number(event_id: str) -> int|None:
-    "k of an abstention probe `q_probe_<k>`, None for any other event."
+    """k of an abstention probe `q_probe_<k>`, None for any other event.
+
+    Args:
+        event_id (str)
+    """
     return int(event_id.rsplit("_", 1)[1]) if event_id.startswith("q_probe_") else None
 
 class Frontier:
-    "The persons onboarded so far, and the hidden pool packs draw from: it moves only when a delta of at least M queries is published."
+    """The persons onboarded so far, and the hidden pool packs draw from: it moves only when a delta of at least M queries is published.
+
+    Args:
+        corpus
+        schedule (str)
+        epochs (int)
+        base (int | None)
+        major_delta_threshold (int)
+    """
     def __init__(self, corpus, schedule: str, epochs: int, base: int|None, major_delta_threshold: int):
         self.persons = Public(corpus, 0).persons
         self.index = {p: i for i, p in enumerate(self.persons)}
@@ -45,17 +63,29 @@ class Frontier:
         self.pool = self.pool_of(self.base)
 
     def pool_of(self, n: int) -> list:
-        "The hidden events of the first `n` persons, and the same share of the abstention probes, in corpus order."
+        """The hidden events of the first `n` persons, and the same share of the abstention probes, in corpus order.
+
+        Args:
+            n (int)
+        """
         cut = round(self.probes * n / len(self.persons)) if self.persons else 0
         keep = lambda e: (k := probe_number(e["id"])) is not None and k < cut or self.index.get(person_of(e["id"]), len(self.persons)) < n
         return [e for e in self.hidden if keep(e)]
 
     def onboarded(self, epoch: int) -> int:
-        "Persons the growth schedule has onboarded by `epoch`."
+        """Persons the growth schedule has onboarded by `epoch`.
+
+        Args:
+            epoch (int)
+        """
         return self.base + round(growth_fraction(self.schedule, epoch, self.epochs) * (len(self.persons) - self.base))
 
     def step(self, epoch: int) -> bool:
-        "Publish the growth of `epoch` if it adds at least M hidden queries since the last delta: whether it is a major delta."
+        """Publish the growth of `epoch` if it adds at least M hidden queries since the last delta: whether it is a major delta.
+
+        Args:
+            epoch (int)
+        """
         n = self.onboarded(epoch)
         if n <= self.published: return False
         pool = self.pool_of(n)
@@ -65,7 +95,12 @@ class Frontier:
 
 # %% ../../nbs/81b_headroom.ipynb #36b57948
 def pool_evaluator(ev, pool: list):
-    "The evaluator with its packs drawn from `pool` (the active frontier), sharing the corpus's indexes and every cache."
+    """The evaluator with its packs drawn from `pool` (the active frontier), sharing the corpus's indexes and every cache.
+
+    Args:
+        ev
+        pool (list)
+    """
     if len(pool) == len(ev.corpus.hidden_events): return ev
     corpus = copy.copy(ev.corpus)                  # the same events and root: seeds, caches and rankings stay valid
     corpus.__dict__["hidden_events"] = list(pool)  # `draw_pack` reads the pool from here
@@ -75,7 +110,12 @@ def pool_evaluator(ev, pool: list):
 
 # %% ../../nbs/81b_headroom.ipynb #3914d2b3
 def improves(before, after) -> bool:
-    "Whether a query's metrics rose: a higher nDCG@10 or a hit that was missed."
+    """Whether a query's metrics rose: a higher nDCG@10 or a hit that was missed.
+
+    Args:
+        before
+        after
+    """
     hits = ("temporal_hit", "multi_hop_hit", "abstention_hit")
     return after.ndcg10 > before.ndcg10 or any(getattr(after, h) and not getattr(before, h) for h in hits)
 
@@ -84,14 +124,29 @@ HONEST_ORACLE = ("abstention", "temporal", "relation", "conflict", "evidence", "
 ORACLE = HONEST_ORACLE + ("false_stale",)   # and the adversarial lever, whose headroom is its own
 
 def lever_states(ev, parent, family: str, q: dict, rng: random.Random) -> list:
-    "The states the oracle tries for query `q` on `parent` (a prepared state): the lever aimed at its person, every lens type, or one atom."
+    """The states the oracle tries for query `q` on `parent` (a prepared state): the lever aimed at its person, every lens type, or one atom.
+
+    Args:
+        ev
+        parent
+        family (str)
+        q (dict)
+        rng (random.Random)
+    """
     _, n, make = LEVERS[family]
     drafts = ([lens(Draft(parent.words, rng), edge_type=t) for t in sorted(EDGE_TYPES.values())] if family == "relation" else
               [make(Draft(parent.words, rng), [person_of(q["id"])] * n)])
     return [apply_to(parent, as_patch(parent.root, d.changes), ev.pipeline).words for d in drafts if d is not None]
 
 def headroom(ev, words, pool: list, levels=None) -> dict:
-    "Active hidden queries each lever could still improve on the live state: the oracle, which no miner has."
+    """Active hidden queries each lever could still improve on the live state: the oracle, which no miner has.
+
+    Args:
+        ev
+        words
+        pool (list)
+        levels (default None)
+    """
     rng, out, shared, parent = random.Random(0), {}, {}, prepare(words, levels)
     pv, before = ev.view(words), {}
     def gains(w, q):

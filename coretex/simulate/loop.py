@@ -35,7 +35,34 @@ REFERENCE_MIX = (("honest", 6), ("random", 12), ("hillclimb", 6))   # the refere
 
 @dataclass(frozen=True)
 class SimConfig:
-    "One simulated run: its horizon and seed, its miners, how the headroom grows, the controller's shape and the economy's knobs."
+    """One simulated run: its horizon and seed, its miners, how the headroom grows, the controller's shape and the economy's knobs.
+
+    Attributes:
+        epochs (int, default 10): epochs to run
+        miners (int, default 4): miner identities (round-robin and tiers populations)
+        strategies (tuple, default STRATEGIES): round-robin: the strategies, assigned in turn
+        seed (int, default 0): every random draw of the run derives from it
+        patches_per_epoch (int | None, default None): round-robin: submissions per epoch (default: one per miner)
+        target_advances (float, default 1): the controller's target state advances per epoch
+        start_threshold_ppm (int, default 750): minImprovementPpm of the first epoch
+        candidates (int, default 4): public trials a greedy or strategic miner makes per proposal
+        public_queries (int, default 32): train_visible queries the greedy miner scores on
+        reward_per_epoch (int, default 1000 * 10 ** 18): BOTCOIN base units paid pro rata to work units each epoch
+        merge_multiplier_bps (int, default MERGE_MULTIPLIER_BPS): merge multiplier (launch: 1.0x, no bonus)
+        population (str, default 'round-robin'): round-robin, or one of the reference's shapes over `mix` (POPULATIONS)
+        mix (tuple, default REFERENCE_MIX): (kind, proposals per epoch) of a shaped population
+        families (tuple, default HONEST_FAMILIES): the levers honest miners use
+        growth (str, default 'static'): how persons are onboarded (GROWTH)
+        base_persons (int | None, default None): persons active at the start (None: all)
+        major_delta_threshold (int, default 10): new hidden queries a published delta needs (and that put the controller under grace)
+        ramp_up_max_ratio (float, default 1.5): the controller's shape (the reference's defaults)
+        decay_ratio (float, default 0.85)
+        under_target_recovery_ratio (float, default 0.95)
+        quality_high_multiple (float, default 4): quality attempts counted as many: this multiple of the target
+        min_clamp_ppm (int | None, default None): calibration-only clamp window
+        max_clamp_ppm (int | None, default None)
+        screens (bool, default True): decide what the child state alone decides (exact) before calling the evaluator
+    """
     epochs: int = 10                      # epochs to run
     miners: int = 4                       # miner identities (round-robin and tiers populations)
     strategies: tuple = STRATEGIES        # round-robin: the strategies, assigned in turn
@@ -89,7 +116,11 @@ class SimConfig:
     def submissions(self) -> int: return self.patches_per_epoch or self.miners
 
     def strategy_of(self, i: int) -> str:
-        "Round-robin miner i's strategy."
+        """Round-robin miner i's strategy.
+
+        Args:
+            i (int)
+        """
         return self.strategies[i % len(self.strategies)]
 
     def controller(self) -> dict:
@@ -105,28 +136,59 @@ class SimConfig:
 
 # %% ../../nbs/81c_loop.ipynb #ecc3f8d2
 def sim_hash(label: str, *parts: int) -> bytes:
-    "keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses."
+    """keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses.
+
+    Args:
+        label (str)
+        *parts (int)
+    """
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
 
 def epoch_secret(seed: int, epoch: int) -> bytes:
-    "The coordinator's secret for one epoch of a run."
+    """The coordinator's secret for one epoch of a run.
+
+    Args:
+        seed (int)
+        epoch (int)
+    """
     return sim_hash("coretex simulate secret", seed, epoch)
 
 def future_blockhash(seed: int, epoch: int, n: int) -> bytes:
-    "The blockhash the n-th submission of an epoch waits for, fixed by the run's seed."
+    """The blockhash the n-th submission of an epoch waits for, fixed by the run's seed.
+
+    Args:
+        seed (int)
+        epoch (int)
+        n (int)
+    """
     return sim_hash("coretex simulate block", seed, epoch, n)
 
 def miner_address(seed: int, i: int) -> str:
-    "Miner i's address in a run."
+    """Miner i's address in a run.
+
+    Args:
+        seed (int)
+        i (int)
+    """
     return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
 def make_miners(cfg: SimConfig) -> list:
-    "The run's miners: the population's identities, each with its own random stream."
+    """The run's miners: the population's identities, each with its own random stream.
+
+    Args:
+        cfg (SimConfig)
+    """
     return [Miner(miner_address(cfg.seed, i), s, random.Random(sim_hash("coretex simulate rng", cfg.seed, i)), tier)
             for i, (s, tier) in enumerate(roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies))]
 
 def make_world(ev, cfg: SimConfig, public: Public) -> World:
-    "What miners see at genesis: the public corpus and the greedy miner's public pack drawn from the seed."
+    """What miners see at genesis: the public corpus and the greedy miner's public pack drawn from the seed.
+
+    Args:
+        ev
+        cfg (SimConfig)
+        public (Public)
+    """
     visible = ev.corpus.queries("train_visible")
     pack = random.Random(cfg.seed).sample(visible, min(cfg.public_queries, len(visible)))
     return World(ev, tuple(GENESIS), b"", public, set(), [], pack, cfg.families, cfg.candidates)
@@ -139,7 +201,14 @@ SCREEN_SAME = "gate-acceptance-floor:no_retrieval_improvement"
 def screen(ev, parent, child, pool: list) -> str|None:
     """The evaluator's REJECT reason when the child state alone decides it, else None. Exact: Gate checks the structural floor
     before anything else; and a child every pool query ranks and votes on as its parent, with no higher structural validity,
-    has every pack's delta <= 0, below the screener threshold."""
+    has every pack's delta <= 0, below the screener threshold.
+
+    Args:
+        ev
+        parent
+        child
+        pool (list)
+    """
     p, v, pv = ev.profile, ev.view(child), ev.view(parent)
     if v.structural_validity < p.floors.structural_floor: return SCREEN_FLOOR
     if v.structural_validity > pv.structural_validity or v.atoms.get("abstention", ()) != pv.atoms.get("abstention", ()): return None
@@ -149,7 +218,18 @@ def screen(ev, parent, child, pool: list) -> str|None:
 # %% ../../nbs/81c_loop.ipynb #a6726a12
 @dataclass(frozen=True)
 class Submission:
-    "One submission's fate."
+    """One submission's fate.
+
+    Attributes:
+        miner (str): address
+        strategy (str): the miner's strategy
+        family (str): the lever it used (the strategy's name for random, hill-climbing and spam)
+        patch_hash (str): 0x-hex over the semantic bytes
+        outcome (str): DUPLICATE | REFUSED | REJECT | SCREENER_PASS | ADVANCE
+        verdict (str | None): the evaluator's outcome (None when it was not asked)
+        reason (str | None): the refusal's code, the rejection's reason (`screened:` when a screen decided)
+        gain_ppm (int | None): the smaller pack delta, when both packs were accepted
+    """
     miner: str            # address
     strategy: str         # the miner's strategy
     family: str           # the lever it used (the strategy's name for random, hill-climbing and spam)
@@ -160,22 +240,69 @@ class Submission:
     gain_ppm: int|None    # the smaller pack delta, when both packs were accepted
 
 def screener_gain(rep) -> int:
-    "The marginal gain of an evaluated patch: its smaller pack delta if both packs accepted it, else 0."
+    """The marginal gain of an evaluated patch: its smaller pack delta if both packs accepted it, else 0.
+
+    Args:
+        rep
+    """
     return min(rep.gate.delta_ppm, rep.confirm.delta_ppm) if rep.outcome != "REJECT" else 0
 
 def state_threshold(ev, threshold: int) -> int:
-    "The gain an advance needs in an epoch at `threshold`: minImprovementPpm plus the profile's replay tolerance and variance."
+    """The gain an advance needs in an epoch at `threshold`: minImprovementPpm plus the profile's replay tolerance and variance.
+
+    Args:
+        ev
+        threshold (int)
+    """
     return threshold + ev.profile.replay_tolerance_ppm + ev.profile.production_variance_ppm
 
 def live_step(words, data: bytes, miner: str, gain: int, threshold: int, passes_since_advance: int = 0):
-    "The live lane on one patch that must gain at least `threshold`: its LiveEpochOutput."
+    """The live lane on one patch that must gain at least `threshold`: its LiveEpochOutput.
+
+    Args:
+        words
+        data (bytes)
+        miner (str)
+        gain (int)
+        threshold (int)
+        passes_since_advance (int, default 0)
+    """
     item = EpochPatch(decode_patch(data), data, gain, lambda current, p: gain, miner)
     return advance_epoch_state(words, [item], threshold - 1, RewardOptions(passes_since_advance, policy_atoms_mode=True))
 
 # %% ../../nbs/81c_loop.ipynb #7daa8793
 @dataclass(frozen=True)
 class EpochRecord:
-    "One epoch of a run, as the trajectory keeps it."
+    """One epoch of a run, as the trajectory keeps it.
+
+    Attributes:
+        epoch (int)
+        threshold_ppm (int): minImprovementPpm in force
+        next_threshold_ppm (int): what the controller set for the next epoch
+        controller_reason (str): the controller's branch
+        target_advances (float)
+        advances (int): state advances in the epoch
+        screener_passes (int): submissions both packs accepted, advanced or not
+        quality_attempts (int): SCREENER_PASS verdicts: the quality attempts finalization hands the controller
+        submissions (int)
+        outcomes (dict): outcome -> count
+        audit_ppm (int): the live state's composite on the fixed audit pack at the epoch's end
+        state_root (str): the live root at the epoch's end
+        work_units_by_strategy (dict)
+        rewards_by_strategy (dict): claim base + merge bonus, BOTCOIN base units
+        bonus_by_strategy (dict)
+        evaluations (int): evaluator calls on hidden packs
+        screened (int): submissions a screen rejected without the evaluator
+        by_strategy (dict): strategy -> [submissions, screener passes, advances]
+        advanced (list): [miner index, strategy, family, gain] of each advance, in order
+        credits (dict): miner index -> work units earned in the epoch
+        pool (int): hidden queries the epoch's packs draw from
+        onboarded (int): persons the growth schedule has onboarded
+        major_delta (bool): a delta was published at the epoch's start (baseline recomputed; the controller under grace)
+        baseline_ppm (int | None): the live state's composite on the whole pool, when the baseline was recomputed
+        headroom (dict): lever -> active hidden queries it could still improve when the epoch opened (the oracle)
+        seconds (float)
+    """
     epoch: int
     threshold_ppm: int          # minImprovementPpm in force
     next_threshold_ppm: int     # what the controller set for the next epoch
@@ -208,13 +335,22 @@ class EpochRecord:
     def from_json(cls, d: dict) -> "EpochRecord": return cls(**d)
 
 def by_strategy(miners: list, amounts: dict) -> dict:
-    "Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing)."
+    """Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing).
+
+    Args:
+        miners (list)
+        amounts (dict)
+    """
     out = dict.fromkeys(sorted({m.strategy for m in miners}), 0)
     for m in miners: out[m.strategy] += amounts.get(m.address, 0)
     return out
 
 def epoch_rewards(fin) -> tuple:
-    "(claim base + bonus, bonus) by miner of a finalized epoch."
+    """(claim base + bonus, bonus) by miner of a finalized epoch.
+
+    Args:
+        fin
+    """
     bonus = {l["miner"]: l["bonus_botcoin"] for l in fin.leaves}
     bases = {c["miner"]: c["claim_base"] for c in fin.claim_bases}
     return {m: bases.get(m, 0) + bonus.get(m, 0) for m in set(bases) | set(bonus)}, bonus
@@ -223,14 +359,27 @@ def epoch_rewards(fin) -> tuple:
 ORACLE_OF = {"temporal2": "temporal", "mixed": "temporal", **{f: f for f in ORACLE}}   # family -> the oracle's lever whose headroom it draws on
 
 def check_frontier(corpus, cfg: SimConfig, profile) -> Frontier:
-    "The run's frontier; a SimError if its first pool cannot fill a pack (checked before any model loads)."
+    """The run's frontier; a SimError if its first pool cannot fill a pack (checked before any model loads).
+
+    Args:
+        corpus
+        cfg (SimConfig)
+        profile
+    """
     fr, p = Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold), profile
     try: draw_pack(bytes(32), 0, fr.pool, p.pack_size, p.quotas, p.disabled_families)
     except PackError as e: raise SimError(f"base_persons {fr.base}: their {len(fr.pool)} hidden queries cannot fill a pack ({e})") from None
     return fr
 
 class Simulation:
-    "A network run on one evaluator: the live state, the frontier, the threshold and the miners, one epoch at a time."
+    """A network run on one evaluator: the live state, the frontier, the threshold and the miners, one epoch at a time.
+
+    Args:
+        ev (Evaluator)
+        cfg (SimConfig)
+        observe (default None)
+        coordinator (default None)
+    """
     def __init__(self, ev: Evaluator, cfg: SimConfig, observe=None, coordinator=None):
         self.ev_all, self.cfg, self.coordinator = ev, cfg, coordinator
         self.observe = observe   # observe(words, patch, blockhash, secret, epoch, report, seconds) after every evaluation
@@ -253,7 +402,11 @@ class Simulation:
         self.ev, self.public.active, self.units = pool_evaluator(self.ev_all, self.frontier.pool), self.frontier.published, None
 
     def live(self, words) -> None:
-        "Make `words` the live state (its Merkle levels kept for every patch on it)."
+        """Make `words` the live state (its Merkle levels kept for every patch on it).
+
+        Args:
+            words
+        """
         self.words, self.parent = tuple(words), prepare(words)   # its Merkle levels and cell faults, for every patch on it
         self.root, self.units, self.audit_ppm = self.parent.root, None, None
         w = self.world
@@ -270,7 +423,13 @@ class Simulation:
         self.journal.append((key.hex(), verdict))
 
     def sample(self, m: Miner, family: str, gain: int|None) -> None:
-        "One response-curve sample: who tried which lever, its gain (None: rejected), and the oracle's units and the miner's candidates then."
+        """One response-curve sample: who tried which lever, its gain (None: rejected), and the oracle's units and the miner's candidates then.
+
+        Args:
+            m (Miner)
+            family (str)
+            gain (int | None)
+        """
         kind = LEVERS[family][0] if family in LEVERS else None
         units = self.headroom()[ORACLE_OF[family]] if family in ORACLE_OF else 0
         cands = len(self.public.candidates(kind)) if kind else 0
@@ -279,7 +438,16 @@ class Simulation:
 # %% ../../nbs/81c_loop.ipynb #01e8df4c
 @patch_to(Simulation)
 def submit(self, m: Miner, family: str, e: int, n: int, data: bytes, epoch: dict) -> Submission:
-    "The coordinator on one submission: dedup, the patch rules, the screens, the evaluator, the advance."
+    """The coordinator on one submission: dedup, the patch rules, the screens, the evaluator, the advance.
+
+    Args:
+        m (Miner)
+        family (str)
+        e (int)
+        n (int)
+        data (bytes)
+        epoch (dict)
+    """
     sem = semantic_bytes(data)
     ph, key = to_hex(patch_hash(sem)), dedup_key(decode_patch(data).parent_root, sem)
     sub = lambda outcome, verdict=None, reason=None, gain=None: Submission(m.address, m.strategy, family, ph, outcome, verdict, reason, gain)
@@ -313,7 +481,18 @@ def submit(self, m: Miner, family: str, e: int, n: int, data: bytes, epoch: dict
 # %% ../../nbs/81c_loop.ipynb #f4581938
 @patch_to(Simulation)
 def job(self, e: int, n: int, m: Miner, data: bytes, ph: str, key: bytes, block: bytes, rep) -> str:
-    "Write one evaluated submission into the coordinator's store as its own worker would: the job, its blockhash, the signed verdict."
+    """Write one evaluated submission into the coordinator's store as its own worker would: the job, its blockhash, the signed verdict.
+
+    Args:
+        e (int)
+        n (int)
+        m (Miner)
+        data (bytes)
+        ph (str)
+        key (bytes)
+        block (bytes)
+        rep
+    """
     from coretex.network.coordinator import Job, job_id
     c, dk, received = self.coordinator, to_hex(key), e * 10_000 + n
     job = Job(job_id(dk, received), "pending", m.address, to_hex(data), e, to_hex(self.root), ph, dk, received, received + c.offset, to_hex(block))
@@ -326,7 +505,11 @@ def job(self, e: int, n: int, m: Miner, data: bytes, ph: str, key: bytes, block:
 
 # %% ../../nbs/81c_loop.ipynb #cbdd8953
 def run_epoch(sim: Simulation) -> EpochRecord:
-    "Run the next epoch: publish the frontier's growth, submissions in turn on the live state, then finalization and the controller."
+    """Run the next epoch: publish the frontier's growth, submissions in turn on the live state, then finalization and the controller.
+
+    Args:
+        sim (Simulation)
+    """
     e, cfg, t0, evals, screened = sim.next_epoch, sim.cfg, time.perf_counter(), sim.evaluations, sim.screened
     major = sim.frontier.step(e)
     if major: sim.publish()
@@ -363,14 +546,25 @@ def run_epoch(sim: Simulation) -> EpochRecord:
 
 # %% ../../nbs/81c_loop.ipynb #f5e48d62
 def checkpoint(sim: Simulation, lines: dict) -> dict:
-    "What the next epoch of `sim` needs, as JSON (`lines`: how many lines each journal file holds)."
+    """What the next epoch of `sim` needs, as JSON (`lines`: how many lines each journal file holds).
+
+    Args:
+        sim (Simulation)
+        lines (dict)
+    """
     return {"next_epoch": sim.next_epoch, "words": [hex(w) for w in sim.words], "threshold": sim.threshold,
             "evaluations": sim.evaluations, "screened": sim.screened, "published": sim.frontier.published,
             "advances": [[a, d.hex()] for a, d in sim.world.advances], "lines": lines,
             "miners": [[m.rng.getstate(), m.memory] for m in sim.miners]}
 
 def restore(sim: Simulation, d: dict, verdicts: list) -> None:
-    "Put `sim` where a checkpoint left it (`verdicts`: the (dedupKey hex, verdict) lines it had written)."
+    """Put `sim` where a checkpoint left it (`verdicts`: the (dedupKey hex, verdict) lines it had written).
+
+    Args:
+        sim (Simulation)
+        d (dict)
+        verdicts (list)
+    """
     sim.next_epoch, sim.threshold, sim.evaluations, sim.screened = d["next_epoch"], d["threshold"], d["evaluations"], d["screened"]
     sim.verdicts = {bytes.fromhex(k): v for k, v in verdicts}
     sim.world.advances = [(a, bytes.fromhex(x)) for a, x in d["advances"]]
@@ -384,24 +578,43 @@ def restore(sim: Simulation, d: dict, verdicts: list) -> None:
 JOURNALS = ("verdicts", "samples")   # files appended after every epoch: the dedup verdicts and the response-curve samples
 
 def read_jsonl(path, limit: int|None = None) -> list:
-    "The JSON lines of a file (its first `limit`), [] if it is missing."
+    """The JSON lines of a file (its first `limit`), [] if it is missing.
+
+    Args:
+        path
+        limit (int | None, default None)
+    """
     try:
         with open(path) as f: rows = [json.loads(l) for l in f if l.strip()]
     except FileNotFoundError: return []
     return rows if limit is None else rows[:limit]
 
 def read_trajectory(folder) -> list:
-    "The EpochRecords of a run's folder, in order."
+    """The EpochRecords of a run's folder, in order.
+
+    Args:
+        folder
+    """
     return [EpochRecord.from_json(d) for d in read_jsonl(Path(folder) / "trajectory.jsonl")]
 
 class Trajectory:
-    "A run's folder: config.json; trajectory.jsonl (one line per epoch), verdicts.jsonl and samples.jsonl, synced as written; checkpoint.json."
+    """A run's folder: config.json; trajectory.jsonl (one line per epoch), verdicts.jsonl and samples.jsonl, synced as written; checkpoint.json.
+
+    Args:
+        folder
+        cfg (SimConfig)
+    """
     def __init__(self, folder, cfg: SimConfig):
         self.folder, self.cfg, self.files, self.lines = Path(folder), cfg, {}, dict.fromkeys(JOURNALS, 0)
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def open(self, records: list, kept: dict) -> None:
-        "Write the configuration; start trajectory.jsonl with `records` and each journal with its `kept` lines."
+        """Write the configuration; start trajectory.jsonl with `records` and each journal with its `kept` lines.
+
+        Args:
+            records (list)
+            kept (dict)
+        """
         (self.folder / "config.json").write_text(json.dumps(self.cfg.to_json(), indent=1) + "\n")
         rows = {"trajectory": [r.to_json() for r in records], **kept}
         for name, lines in rows.items():
@@ -419,7 +632,12 @@ class Trajectory:
         return read_trajectory(self.folder)[:point["next_epoch"] - 1], point, kept   # lines past the checkpoint are run again
 
     def write(self, rec: EpochRecord, sim: Simulation) -> None:
-        "Append one epoch and its journal lines, flushed and synced, then replace the checkpoint."
+        """Append one epoch and its journal lines, flushed and synced, then replace the checkpoint.
+
+        Args:
+            rec (EpochRecord)
+            sim (Simulation)
+        """
         new = {"trajectory": [rec.to_json()], "verdicts": sim.journal, "samples": sim.samples}
         for name, rows in new.items():
             f = self.files[name]
@@ -435,7 +653,16 @@ class Trajectory:
 
 @dataclass(frozen=True)
 class SimRun:
-    "A finished run: its configuration, its epochs, its response-curve samples, and what this session spent on them."
+    """A finished run: its configuration, its epochs, its response-curve samples, and what this session spent on them.
+
+    Attributes:
+        config (SimConfig)
+        records (list): EpochRecord per epoch, from the first (a resumed run's included)
+        seconds (float): wall time of the epochs this session ran
+        evaluations (int): evaluator calls on hidden packs this session
+        screened (int, default 0): submissions decided by a screen this session
+        samples (list, default field(default_factory=list)): [epoch, strategy, family, gain or None, oracle units, candidates] per judged submission
+    """
     config: SimConfig
     records: list        # EpochRecord per epoch, from the first (a resumed run's included)
     seconds: float       # wall time of the epochs this session ran
@@ -447,7 +674,18 @@ class SimRun:
 
 def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, observe=None, resume: bool = False,
              coordinator=None, on_epoch=None) -> SimRun:
-    "Run `cfg` on `ev`; with `out`, each epoch is written there as it closes (`resume` continues the run there)."
+    """Run `cfg` on `ev`; with `out`, each epoch is written there as it closes (`resume` continues the run there).
+
+    Args:
+        ev (Evaluator)
+        cfg (SimConfig)
+        out (default None)
+        progress (bool, default False)
+        observe (default None)
+        resume (bool, default False)
+        coordinator (default None)
+        on_epoch (default None)
+    """
     from tqdm import tqdm
     if resume and out is None: raise SimError("resume needs the run's folder")
     if resume and coordinator is not None: raise SimError("a run written to a coordinator's store cannot resume")
@@ -470,7 +708,12 @@ def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, ob
 
 # %% ../../nbs/81c_loop.ipynb #93347d1d
 def draw_run(records: list, path=None):
-    "The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given."
+    """The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given.
+
+    Args:
+        records (list)
+        path (default None)
+    """
     import matplotlib
     if path: matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -15,7 +15,11 @@ from .headroom import HONEST_ORACLE
 
 # %% ../../nbs/81d_metrics.ipynb #7ca00385
 def longest_run(flags) -> int:
-    "The longest run of consecutive true values."
+    """The longest run of consecutive true values.
+
+    Args:
+        flags
+    """
     best = cur = 0
     for f in flags:
         cur = cur + 1 if f else 0
@@ -23,34 +27,64 @@ def longest_run(flags) -> int:
     return best
 
 def gini(xs) -> float:
-    "The Gini coefficient of non-negative amounts: 0 when all are equal, toward 1 when one holds everything."
+    """The Gini coefficient of non-negative amounts: 0 when all are equal, toward 1 when one holds everything.
+
+    Args:
+        xs
+    """
     xs = sorted(xs)
     n, s = len(xs), sum(xs)
     if n == 0 or s == 0: return 0.0
     return sum((2 * i - n + 1) * x for i, x in enumerate(xs)) / (n * s)
 
 def entropy_norm(counts: dict, k: int) -> float:
-    "Shannon entropy of the shares in `counts` over `k` categories, divided by log2 k (0 with nothing counted)."
+    """Shannon entropy of the shares in `counts` over `k` categories, divided by log2 k (0 with nothing counted).
+
+    Args:
+        counts (dict)
+        k (int)
+    """
     total = sum(counts.values())
     if not total or k < 2: return 0.0
     return -sum(c / total * math.log2(c / total) for c in counts.values() if c) / math.log2(k) + 0.0   # + 0.0: never -0.0
 
 # %% ../../nbs/81d_metrics.ipynb #e660b736
 def acceptance(records: list, strategy: str) -> tuple:
-    "(advances, submissions) of one strategy over a run."
+    """(advances, submissions) of one strategy over a run.
+
+    Args:
+        records (list)
+        strategy (str)
+    """
     rows = [r.by_strategy.get(strategy, (0, 0, 0)) for r in records]
     return sum(r[2] for r in rows), sum(r[0] for r in rows)
 
 def windows(records: list, size: int) -> list:
-    "Consecutive, complete windows of `size` epochs."
+    """Consecutive, complete windows of `size` epochs.
+
+    Args:
+        records (list)
+        size (int)
+    """
     return [records[i:i + size] for i in range(0, len(records) - size + 1, size)]
 
 def credit_shares(records: list, min_events: int = 1) -> list:
-    "The largest single miner's share of each epoch's credits, over epochs with at least `min_events` credited miners."
+    """The largest single miner's share of each epoch's credits, over epochs with at least `min_events` credited miners.
+
+    Args:
+        records (list)
+        min_events (int, default 1)
+    """
     return [max(c.values()) / sum(c.values()) for r in records if len(c := r.credits) >= min_events and sum(c.values())]
 
 def window_ginis(records: list, miners: int, size: int = 50) -> list:
-    "The Gini of the credit totals of all `miners` (zeros included) over each `size`-epoch window."
+    """The Gini of the credit totals of all `miners` (zeros included) over each `size`-epoch window.
+
+    Args:
+        records (list)
+        miners (int)
+        size (int, default 50)
+    """
     out = []
     for win in windows(records, size):
         tot = Counter()
@@ -59,7 +93,14 @@ def window_ginis(records: list, miners: int, size: int = 50) -> list:
     return out
 
 def equal_skill_gini(records: list, miners: int, size: int = 50, seed: int = 0) -> float:
-    "The mean window Gini if each credited event had gone to a miner drawn uniformly: the floor sparse credits alone set."
+    """The mean window Gini if each credited event had gone to a miner drawn uniformly: the floor sparse credits alone set.
+
+    Args:
+        records (list)
+        miners (int)
+        size (int, default 50)
+        seed (int, default 0)
+    """
     rng, out = random.Random(seed), []
     for win in windows(records, size):
         tot = Counter(rng.randrange(miners) for r in win for _ in r.credits)
@@ -68,7 +109,12 @@ def equal_skill_gini(records: list, miners: int, size: int = 50, seed: int = 0) 
 
 # %% ../../nbs/81d_metrics.ipynb #a96f83be
 def run_metrics(records: list, cfg) -> dict:
-    "The protocol's measures of one run (one seed), as the reference's Monte Carlo instrument and the reducer's targets define them."
+    """The protocol's measures of one run (one seed), as the reference's Monte Carlo instrument and the reducer's targets define them.
+
+    Args:
+        records (list)
+        cfg
+    """
     E, target = len(records), cfg.target_advances
     floor, ceiling = clamp_window(cfg.min_clamp_ppm, cfg.max_clamp_ppm)
     adv = [r.advances for r in records]
@@ -114,7 +160,11 @@ WORST_IS_MAX = ("longest_drought", "epochs_at_floor", "epochs_at_floor_while_dry
                 "max_miner_share", "epochs_over_25pct", "max_miner_share_busy", "gini_50", "gini_50_max", "operation_reuse_rate", "seconds")
 
 def aggregate(per_seed: list) -> dict:
-    "Mean and worst of each numeric measure over seeds: {measure: (mean, worst)}."
+    """Mean and worst of each numeric measure over seeds: {measure: (mean, worst)}.
+
+    Args:
+        per_seed (list)
+    """
     out = {}
     for k in per_seed[0]:
         vals = [m[k] for m in per_seed if isinstance(m[k], (int, float)) and not isinstance(m[k], bool)]
@@ -136,7 +186,11 @@ TABLE = (  # (measure, how the table names it, digits)
 )
 
 def metrics_table(columns: dict) -> str:
-    "A markdown table: one row per measure, for each column (a name -> per-seed measures) its mean and worst over seeds."
+    """A markdown table: one row per measure, for each column (a name -> per-seed measures) its mean and worst over seeds.
+
+    Args:
+        columns (dict)
+    """
     aggs = {name: aggregate(ms) for name, ms in columns.items()}
     fmt = lambda v, d: "-" if v is None else f"{v:,.{d}f}"
     head = "| measure | " + " | ".join(f"{n} mean | {n} worst" for n in columns) + " |"

@@ -32,27 +32,49 @@ TEMPORAL_SLOTS = range(0, 128)               # slots a temporal record may point
 ANCHOR_SLOTS, CONFLICT_ANCHORS, EVIDENCE_ANCHORS = range(128, 224), range(224, 240), range(240, 256)
 
 def cells(region: str) -> range:
-    "The cells of an r5 region."
+    """The cells of an r5 region.
+
+    Args:
+        region (str)
+    """
     lo, hi = R5[region]
     return range(lo, hi + 1)
 
 class Draft:
-    "A patch being built on the live state; free cells are drawn at random, so a retry is a new patch."
+    """A patch being built on the live state; free cells are drawn at random, so a retry is a new patch.
+
+    Args:
+        words
+        rng (random.Random)
+    """
     def __init__(self, words, rng: random.Random):
         self.words, self.rng, self.changes = words, rng, {}
 
     def cell(self, candidates) -> int|None:
-        "A random free cell among `candidates`, None if there is none."
+        """A random free cell among `candidates`, None if there is none.
+
+        Args:
+            candidates
+        """
         free = [c for c in candidates if self.words[c] == 0 and c not in self.changes]
         return self.rng.choice(free) if free else None
 
     def slot(self, slots) -> int|None:
-        "A random free MemoryIndex slot among `slots`."
+        """A random free MemoryIndex slot among `slots`.
+
+        Args:
+            slots
+        """
         c = self.cell([MEMORY0 + s for s in slots])
         return None if c is None else c - MEMORY0
 
     def put(self, cell, word: int):
-        "Write `word` at `cell` (None when there was no free cell); the draft, or None."
+        """Write `word` at `cell` (None when there was no free cell); the draft, or None.
+
+        Args:
+            cell
+            word (int)
+        """
         if cell is None: return None
         self.changes[cell] = word
         return self
@@ -60,24 +82,47 @@ class Draft:
 PATCH_TYPES = (0x02, 0x03, 0x04, 0x07)   # MemoryIndex, Temporal, Relations, POLICY_UPDATE: the narrow types of r5
 
 def as_patch(root: bytes, changes: dict) -> bytes:
-    "Wire bytes of `changes` on `root`, in the narrowest patch type that holds every cell (MIXED otherwise)."
+    """Wire bytes of `changes` on `root`, in the narrowest patch type that holds every cell (MIXED otherwise).
+
+    Args:
+        root (bytes)
+        changes (dict)
+    """
     t = next((t for t in PATCH_TYPES if all(TYPE_RANGES[t][0] <= c <= TYPE_RANGES[t][1] for c in changes)), 0xFF)
     return make_patch(root, changes, t)
 
 # %% ../../nbs/81a_miners.ipynb #433df3d2
 def abstention_atom(d: Draft, person=None):
-    "One abstain-on-missing-evidence atom (1 word): abstain when no public evidence path reaches the query."
+    """One abstain-on-missing-evidence atom (1 word): abstain when no public evidence path reaches the query.
+
+    Args:
+        d (Draft)
+        person (default None)
+    """
     return d.put(d.cell(cells("policyAbstention")), encode_atom("missing_evidence", "no_public_evidence_path", "abstain", "entity",
                                                               TARGET_NONE, flags=REQUIRE_NO_EVIDENCE_PATH))
 
 def lens(d: Draft, person=None, edge_type: str|None = None, weight: int = 0x8000):
-    "One category lens (a relation entry with no endpoints, 1 word) of `edge_type` (random if None)."
+    """One category lens (a relation entry with no endpoints, 1 word) of `edge_type` (random if None).
+
+    Args:
+        d (Draft)
+        person (default None)
+        edge_type (str | None, default None)
+        weight (int, default 32768)
+    """
     return d.put(d.cell(cells("relations")), encode_relation(edge_type or d.rng.choice(sorted(EDGE_TYPES.values())), weight))
 
 def temporal_unit(d: Draft, person: str, shape: str = "current"):
     """The person's employer supersession compiled into the substrate from its public memory events.
     current: a slot on mem_<p>_org_new and a temporal record marking it current (2 words);
-    pair: a revoked slot on org_old, a slot on org_new and a record marking org_old stale, superseded by it (3 words)."""
+    pair: a revoked slot on org_old, a slot on org_new and a record marking org_old stale, superseded by it (3 words).
+
+    Args:
+        d (Draft)
+        person (str)
+        shape (str, default 'current')
+    """
     new = d.slot(TEMPORAL_SLOTS)
     if new is None or d.put(MEMORY0 + new, encode_memory_slot(f"mem_{person}_org_new", "temporal")) is None: return None
     if shape == "current": return d.put(d.cell(cells("temporal")), encode_temporal(new))
@@ -87,26 +132,46 @@ def temporal_unit(d: Draft, person: str, shape: str = "current"):
     return d.put(d.cell(cells("temporal")), encode_temporal(old, superseded_by=new, current_stale=True))
 
 def conflict_atom(d: Draft, person: str):
-    "A policy-anchor slot on the person's project-cancelled memory and a conflict_lifecycle boost atom on it (2 words)."
+    """A policy-anchor slot on the person's project-cancelled memory and a conflict_lifecycle boost atom on it (2 words).
+
+    Args:
+        d (Draft)
+        person (str)
+    """
     s = d.slot(CONFLICT_ANCHORS)
     if s is None: return None
     d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_proj", "multi_hop_relation", policy_anchor=True))
     return d.put(d.cell(cells("policyConflict")), encode_atom("conflict_set_member", "contradicts_edge", "boost", "conflict_set", s, budget=300))
 
 def evidence_atom(d: Draft, person: str):
-    "A policy-anchor slot on the person's current-employer memory and an evidence_bundle atom on it (2 words)."
+    """A policy-anchor slot on the person's current-employer memory and an evidence_bundle atom on it (2 words).
+
+    Args:
+        d (Draft)
+        person (str)
+    """
     s = d.slot(EVIDENCE_ANCHORS)
     if s is None: return None
     d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_org_new", "multi_hop_relation", policy_anchor=True))
     return d.put(d.cell(cells("policyEvidence")), encode_atom("relation_path_present", "support_in_degree", "bundle", "relation_path", s, budget=250))
 
 def anchored_slot(d: Draft, person: str):
-    "One policy-anchor slot on the person's city memory (1 word)."
+    """One policy-anchor slot on the person's city memory (1 word).
+
+    Args:
+        d (Draft)
+        person (str)
+    """
     s = d.slot(ANCHOR_SLOTS)
     return None if s is None else d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_city", "near_collision", policy_anchor=True))
 
 def false_stale(d: Draft, person: str):
-    "The adversarial lever: revoke the person's (true) city and role memories and mark both stale (4 words)."
+    """The adversarial lever: revoke the person's (true) city and role memories and mark both stale (4 words).
+
+    Args:
+        d (Draft)
+        person (str)
+    """
     for key in ("city", "role"):
         s = d.slot(TEMPORAL_SLOTS)
         if s is None: return None
@@ -130,7 +195,15 @@ LEVERS = {
 HONEST_FAMILIES = ("abstention", "temporal", "temporal2", "relation", "mixed", "conflict", "evidence", "anchor")
 
 def build(family: str, words, root: bytes, rng: random.Random, persons=()) -> bytes|None:
-    "The wire bytes of one `family` lever aimed at `persons` on the live state, or None if the state has no room."
+    """The wire bytes of one `family` lever aimed at `persons` on the live state, or None if the state has no room.
+
+    Args:
+        family (str)
+        words
+        root (bytes)
+        rng (random.Random)
+        persons (default ())
+    """
     d = LEVERS[family][2](Draft(words, rng), list(persons))
     return as_patch(root, d.changes) if d is not None else None
 
@@ -138,12 +211,21 @@ def build(family: str, words, root: bytes, rng: random.Random, persons=()) -> by
 PERSON = re.compile(r"(?:mem|q)_(p\d{6})_")
 
 def person_of(event_id: str) -> str|None:
-    "The person an event is about (`p000123`), None for an abstention probe or an organisation."
+    """The person an event is about (`p000123`), None for an abstention probe or an organisation.
+
+    Args:
+        event_id (str)
+    """
     m = PERSON.match(event_id)
     return m and m.group(1)
 
 class Public:
-    "What a miner may read of the corpus: its persons in onboarding order, which of their queries are public, the public queries by family."
+    """What a miner may read of the corpus: its persons in onboarding order, which of their queries are public, the public queries by family.
+
+    Args:
+        corpus
+        sample (int, default 16)
+    """
     def __init__(self, corpus, sample: int = 16):
         self.persons = sorted({p for e in corpus.events if e["id"].startswith("mem_") and (p := person_of(e["id"]))})
         self.rank = {p: i for i, p in enumerate(self.persons)}
@@ -157,7 +239,11 @@ class Public:
         self.active = len(self.persons)    # persons onboarded so far (the frontier moves it)
 
     def onboarded(self, event_id: str) -> bool:
-        "Whether an event's person is onboarded (an event about no person always is)."
+        """Whether an event's person is onboarded (an event about no person always is).
+
+        Args:
+            event_id (str)
+        """
         p = person_of(event_id)
         return p is None or self.rank.get(p, 0) < self.active
 
@@ -167,12 +253,21 @@ class Public:
         return {f: [q for q in qs if self.onboarded(q["id"])][:self.size] for f, qs in self.queries.items()}
 
     def candidates(self, family: str) -> list:
-        "Onboarded persons whose query of `family` is not public: where a hidden query of that family can be."
+        """Onboarded persons whose query of `family` is not public: where a hidden query of that family can be.
+
+        Args:
+            family (str)
+        """
         seen = self.public.get(family, set())
         return [p for p in self.persons[:self.active] if p not in seen]
 
     def compiled(self, words, key: str = "org_new") -> set:
-        "Persons the live state already anchors a memory `mem_<p>_<key>` of (decoded from its MemoryIndex)."
+        """Persons the live state already anchors a memory `mem_<p>_<key>` of (decoded from its MemoryIndex).
+
+        Args:
+            words
+            key (str, default 'org_new')
+        """
         out = set()
         for c in cells("memoryIndex"):
             e = self.event_of.get(words[c] >> 128) if words[c] else None
@@ -181,7 +276,13 @@ class Public:
 
 # %% ../../nbs/81a_miners.ipynb #3b27ff5b
 def failing(ev, words, public: Public) -> set:
-    "The query families with a public sample query the live state fails (nDCG below 1, or a probe that does not abstain)."
+    """The query families with a public sample query the live state fails (nDCG below 1, or a probe that does not abstain).
+
+    Args:
+        ev
+        words
+        public (Public)
+    """
     out = set()
     for fam, qs in public.sample.items():
         s = score_state(ev, qs, words)
@@ -192,13 +293,24 @@ def failing(ev, words, public: Public) -> set:
 R5_TYPES = (0x02, 0x03, 0x04, 0x07, 0xFF)   # the patch types an r5 miner writes
 
 def random_writes(rng: random.Random, root: bytes) -> bytes:
-    "One to four random region-shaped words in cells of one random patch type."
+    """One to four random region-shaped words in cells of one random patch type.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+    """
     ptype = rng.choice(R5_TYPES)
     lo, hi = TYPE_RANGES.get(ptype, (32, 895))
     return make_patch(root, {i: region_word(rng, i) for i in (rng.randint(lo, hi) for _ in range(rng.randint(1, 4)))}, ptype)
 
 def local_mutation(rng: random.Random, words, root: bytes) -> bytes:
-    "A hill-climber's step: one allowed bit flipped in one or two written cells of the live state (random writes on an empty one)."
+    """A hill-climber's step: one allowed bit flipped in one or two written cells of the live state (random writes on an empty one).
+
+    Args:
+        rng (random.Random)
+        words
+        root (bytes)
+    """
     live = [i for i in range(MEMORY0, R5["temporal"][1] + 1) if words[i]]
     if not live: return random_writes(rng, root)
     masks, out = allowed_masks("r5"), {}
@@ -208,22 +320,50 @@ def local_mutation(rng: random.Random, words, root: bytes) -> bytes:
     return as_patch(root, out)
 
 def spam(rng: random.Random, root: bytes) -> bytes:
-    "One abstention atom in a random one of 32 atom cells."
+    """One abstention atom in a random one of 32 atom cells.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+    """
     return abstention_patch(root, rng.randrange(32))
 
 def public_gain(ev, queries: list, words, data: bytes) -> int|None:
-    "The composite gain of a patch on public `queries` in ppm; None if the patch rules refuse it."
+    """The composite gain of a patch on public `queries` in ppm; None if the patch rules refuse it.
+
+    Args:
+        ev
+        queries (list)
+        words
+        data (bytes)
+    """
     try: child = apply_patch(words, data, ev.pipeline)
     except PatchError: return None
     return score_state(ev, queries, child.words).ppm - score_state(ev, queries, words).ppm
 
 def anchor(rng: random.Random, root: bytes, memory_events: list) -> bytes:
-    "A memory slot anchoring a random public memory event, in a random MemoryIndex cell."
+    """A memory slot anchoring a random public memory event, in a random MemoryIndex cell.
+
+    Args:
+        rng (random.Random)
+        root (bytes)
+        memory_events (list)
+    """
     event_id, family = rng.choice(memory_events)
     return make_patch(root, {rng.randint(*TYPE_RANGES[0x02]): encode_memory_slot(event_id, family)}, 0x02)
 
 def hill_climb(rng: random.Random, ev, queries: list, memory_events: list, words, root: bytes, candidates: int) -> bytes|None:
-    "The greedy miner: the best of `candidates` draws (anchor, spam, random writes) on public `queries`, if it gains there."
+    """The greedy miner: the best of `candidates` draws (anchor, spam, random writes) on public `queries`, if it gains there.
+
+    Args:
+        rng (random.Random)
+        ev
+        queries (list)
+        memory_events (list)
+        words
+        root (bytes)
+        candidates (int)
+    """
     makers = (lambda: anchor(rng, root, memory_events), lambda: spam(rng, root), lambda: random_writes(rng, root))
     scored = [(g, d) for d in (rng.choice(makers)() for _ in range(candidates)) if (g := public_gain(ev, queries, words, d)) is not None]
     best = max(scored, key=lambda x: x[0], default=(0, None))
@@ -231,7 +371,12 @@ def hill_climb(rng: random.Random, ev, queries: list, memory_events: list, words
 
 # %% ../../nbs/81a_miners.ipynb #bdc0d85f
 def family_of(public: Public, data: bytes) -> str|None:
-    "The lever a published patch used, read from its cells (what a copycat can see); None if it is none of them."
+    """The lever a published patch used, read from its cells (what a copycat can see); None if it is none of them.
+
+    Args:
+        public (Public)
+        data (bytes)
+    """
     p = decode_patch(data)
     w = dict(zip(p.indices, p.new_words))
     region = lambda r: [c for c in w if c in cells(r)]
@@ -254,7 +399,19 @@ TIERS = (("weak", 0.5, 1), ("medium", 0.3, 2), ("strong", 0.2, 5))   # (tier, sh
 
 @dataclass
 class World:
-    "What a miner sees of the network when it proposes: the live state, the public corpus, the families it fails, the advances so far."
+    """What a miner sees of the network when it proposes: the live state, the public corpus, the families it fails, the advances so far.
+
+    Attributes:
+        ev (object): the evaluator, for the miner's own public scoring
+        words (tuple): the live state
+        root (bytes): its root
+        public (Public)
+        failing (set): query families with a failing public sample query
+        advances (list): (miner address, patch bytes) of every advance so far, in order
+        pack (list, default field(default_factory=list)): the public queries a greedy miner scores candidates on
+        families (tuple, default HONEST_FAMILIES): the honest levers miners use
+        candidates (int, default 4): public trials a greedy or strategic miner makes per proposal
+    """
     ev: object               # the evaluator, for the miner's own public scoring
     words: tuple             # the live state
     root: bytes              # its root
@@ -267,7 +424,15 @@ class World:
 
 @dataclass
 class Miner:
-    "A miner: its address, what it does, its skill tier, its own random stream and what it remembers."
+    """A miner: its address, what it does, its skill tier, its own random stream and what it remembers.
+
+    Attributes:
+        address (str)
+        strategy (str)
+        rng (random.Random)
+        tier (str, default 'medium')
+        memory (dict, default field(default_factory=dict)): JSON: persons tried on the live root; the strategic miner's gain estimates
+    """
     address: str
     strategy: str
     rng: random.Random
@@ -275,11 +440,21 @@ class Miner:
     memory: dict = field(default_factory=dict)   # JSON: persons tried on the live root; the strategic miner's gain estimates
 
     def propose(self, w: World) -> tuple|None:
-        "(family, patch bytes) this miner submits on the live state, or None."
+        """(family, patch bytes) this miner submits on the live state, or None.
+
+        Args:
+            w (World)
+        """
         return PROPOSERS[self.strategy](self, w)
 
 def targets(m: Miner, w: World, family: str) -> list|None:
-    "Persons a lever of `family` aims at, chosen by the miner's tier; None if there are not enough."
+    """Persons a lever of `family` aims at, chosen by the miner's tier; None if there are not enough.
+
+    Args:
+        m (Miner)
+        w (World)
+        family (str)
+    """
     kind, n, _ = LEVERS[family]
     if n == 0: return []
     if m.tier == "weak": pool = w.public.persons[:w.public.active]   # no use of what is public or already compiled
@@ -296,7 +471,12 @@ def targets(m: Miner, w: World, family: str) -> list|None:
     return picked
 
 def honest(m: Miner, w: World) -> tuple|None:
-    "A lever of a family whose public queries the live state fails, aimed at persons whose query of it is not public."
+    """A lever of a family whose public queries the live state fails, aimed at persons whose query of it is not public.
+
+    Args:
+        m (Miner)
+        w (World)
+    """
     fams = [f for f in w.families if LEVERS[f][0] in w.failing]
     if not fams: return None
     fam = m.rng.choice(fams)
@@ -307,14 +487,24 @@ def honest(m: Miner, w: World) -> tuple|None:
     return data and (fam, data)
 
 def copy_of(w: World, miner: str) -> bytes|None:
-    "The latest patch another miner advanced with: its bytes while its parent is live, else its writes rebased onto the live root."
+    """The latest patch another miner advanced with: its bytes while its parent is live, else its writes rebased onto the live root.
+
+    Args:
+        w (World)
+        miner (str)
+    """
     theirs = [d for a, d in w.advances if a != miner]
     if not theirs: return None
     p = decode_patch(theirs[-1])
     return theirs[-1] if p.parent_root == w.root else make_patch(w.root, dict(zip(p.indices, p.new_words)), p.patch_type)
 
 def copycat(m: Miner, w: World) -> tuple|None:
-    "The lever of the last advance another miner made, aimed at a new target; a plain copy when the lever is not one it knows."
+    """The lever of the last advance another miner made, aimed at a new target; a plain copy when the lever is not one it knows.
+
+    Args:
+        m (Miner)
+        w (World)
+    """
     theirs = copy_of(w, m.address)
     if theirs is None: return None
     fam = family_of(w.public, theirs)
@@ -327,7 +517,13 @@ def copycat(m: Miner, w: World) -> tuple|None:
 STRATEGIC_MOVES = ("false_stale", "temporal", "relation", "conflict", "anchor", "abstention")
 
 def public_trial(m: Miner, w: World, move: str) -> int|None:
-    "The gain of `move` on one public query it aims at, built for that query's person (None if none is at hand)."
+    """The gain of `move` on one public query it aims at, built for that query's person (None if none is at hand).
+
+    Args:
+        m (Miner)
+        w (World)
+        move (str)
+    """
     kind, n, _ = LEVERS[move]
     qs = w.public.sample.get(kind, [])
     if not qs: return None
@@ -336,7 +532,12 @@ def public_trial(m: Miner, w: World, move: str) -> int|None:
     return None if data is None else public_gain(w.ev, [q], w.words, data)
 
 def strategic(m: Miner, w: World) -> tuple|None:
-    "A hill-climber on public scores: it tries levers on public queries, keeps each lever's mean gain, and aims the best at a new person."
+    """A hill-climber on public scores: it tries levers on public queries, keeps each lever's mean gain, and aims the best at a new person.
+
+    Args:
+        m (Miner)
+        w (World)
+    """
     est = m.memory.setdefault("gain", {})
     for _ in range(w.candidates):
         tried = [mv for mv in STRATEGIC_MOVES if mv in est]
@@ -368,7 +569,14 @@ POPULATIONS = ("round-robin", "mixed-honest", "weak-rare-strong", "strong-burst"
 BURST_EVERY, BURST = 50, 3   # weak-rare-strong: every 50th epoch three strong honest proposals join (one per reference family)
 
 def roster(population: str, mix: tuple, miners: int, strategies: tuple) -> list:
-    "(strategy, tier) of every miner identity a population has, in a fixed order."
+    """(strategy, tier) of every miner identity a population has, in a fixed order.
+
+    Args:
+        population (str)
+        mix (tuple)
+        miners (int)
+        strategies (tuple)
+    """
     if population == "round-robin": return [(strategies[i % len(strategies)], "medium") for i in range(miners)]
     out = []
     for kind, n in mix:
@@ -384,13 +592,31 @@ def roster(population: str, mix: tuple, miners: int, strategies: tuple) -> list:
     return out
 
 def slots(population: str, kind: str, n: int, epoch: int, epochs: int) -> int:
-    "How many proposals of `kind` an epoch gets (the reference's population shapes)."
+    """How many proposals of `kind` an epoch gets (the reference's population shapes).
+
+    Args:
+        population (str)
+        kind (str)
+        n (int)
+        epoch (int)
+        epochs (int)
+    """
     if population == "adaptive-hillclimber" and kind == "hillclimb": return n + (epoch * 3 * n) // epochs   # 6 -> 24
     if population == "strong-burst" and kind == "honest": return 2 * n
     return n
 
 def epoch_plan(population: str, mix: tuple, members: list, epoch: int, epochs: int, submissions: int, rng: random.Random) -> list:
-    "Indices into `members` of the miners submitting in `epoch`, in submission order."
+    """Indices into `members` of the miners submitting in `epoch`, in submission order.
+
+    Args:
+        population (str)
+        mix (tuple)
+        members (list)
+        epoch (int)
+        epochs (int)
+        submissions (int)
+        rng (random.Random)
+    """
     if population == "round-robin": return [(n + epoch) % len(members) for n in range(submissions)]
     effort = {t: e for t, _, e in TIERS}
     plan = []

@@ -19,7 +19,14 @@ MODES = ("in-loop", "surrogate")
 
 @dataclass(frozen=True)
 class RunSpec:
-    "What a seed's task needs besides its configuration: the corpus, the reranker, and how proposals are judged."
+    """What a seed's task needs besides its configuration: the corpus, the reranker, and how proposals are judged.
+
+    Attributes:
+        corpus (str, default 'embedded'): embedded | generated:<persons>[:<seed>] | a production-corpus file or packed folder
+        reranker (str, default 'token-overlap'): the evaluator's reranker (token-overlap, embedded, qwen or a model folder)
+        mode (str, default 'in-loop'): in-loop: coretex's evaluator; surrogate: curves measured in the loop
+        calibration (str | None, default None): surrogate: a calibration.json written by an in-loop run
+    """
     corpus: str = "embedded"        # embedded | generated:<persons>[:<seed>] | a production-corpus file or packed folder
     reranker: str = "token-overlap" # the evaluator's reranker (token-overlap, embedded, qwen or a model folder)
     mode: str = "in-loop"           # in-loop: coretex's evaluator; surrogate: curves measured in the loop
@@ -32,7 +39,11 @@ class RunSpec:
 _CORPORA = {}   # spec -> Corpus, loaded once per process
 
 def corpus_of(spec: str):
-    "The corpus a spec names: the embedded one, a generated one of N persons (`generated:N[:seed]`), or a file (loaded once per process)."
+    """The corpus a spec names: the embedded one, a generated one of N persons (`generated:N[:seed]`), or a file (loaded once per process).
+
+    Args:
+        spec (str)
+    """
     if spec in _CORPORA: return _CORPORA[spec]
     if spec == "embedded":
         from coretex.evaluator.evaluate import embedded_corpus
@@ -50,7 +61,11 @@ def corpus_of(spec: str):
 _EVALUATORS = {}   # (corpus, reranker) -> Evaluator: one per process, so a Ray worker loads its models once for all its seeds
 
 def evaluator_for(spec: RunSpec):
-    "The evaluator of a spec, built once per process."
+    """The evaluator of a spec, built once per process.
+
+    Args:
+        spec (RunSpec)
+    """
     key = (spec.corpus, spec.reranker)
     if key not in _EVALUATORS:
         from coretex.evaluator.evaluate import Evaluator
@@ -59,18 +74,34 @@ def evaluator_for(spec: RunSpec):
     return _EVALUATORS[key]
 
 def seed_folder(out, seed: int) -> Path:
-    "A seed's folder in a run's folder: OUT/seed-NNNN."
+    """A seed's folder in a run's folder: OUT/seed-NNNN.
+
+    Args:
+        out
+        seed (int)
+    """
     return Path(out) / f"seed-{seed:04d}"
 
 def finished(folder, cfg: SimConfig) -> bool:
-    "Whether a seed's folder holds the whole run of `cfg`."
+    """Whether a seed's folder holds the whole run of `cfg`.
+
+    Args:
+        folder
+        cfg (SimConfig)
+    """
     try: point, saved = (json.loads((Path(folder) / n).read_text()) for n in ("checkpoint.json", "config.json"))
     except (OSError, ValueError): return False
     return saved == cfg.to_json() and point["next_epoch"] > cfg.epochs
 
 # %% ../../nbs/81f_runs.ipynb #5701a0c4
 def surrogate_seed(cfg: SimConfig, spec: RunSpec, folder: Path) -> None:
-    "A surrogate run of `cfg` written to `folder` (config.json, trajectory.jsonl, checkpoint.json): it takes milliseconds, so it is never resumed."
+    """A surrogate run of `cfg` written to `folder` (config.json, trajectory.jsonl, checkpoint.json): it takes milliseconds, so it is never resumed.
+
+    Args:
+        cfg (SimConfig)
+        spec (RunSpec)
+        folder (Path)
+    """
     from coretex.simulate.surrogate import Calibration, surrogate_run
     cal = Calibration.from_json(json.loads(Path(spec.calibration).read_text()))
     records = surrogate_run(cfg, cal, corpus_of(spec.corpus))
@@ -80,7 +111,14 @@ def surrogate_seed(cfg: SimConfig, spec: RunSpec, folder: Path) -> None:
     (folder / "checkpoint.json").write_text(json.dumps({"next_epoch": cfg.epochs + 1}))
 
 def run_seed(cfg: SimConfig, spec: RunSpec, folder, on_epoch=None) -> dict:
-    "Run (or finish) one seed in its folder: the wall and CPU seconds, evaluations and screened submissions of this call."
+    """Run (or finish) one seed in its folder: the wall and CPU seconds, evaluations and screened submissions of this call.
+
+    Args:
+        cfg (SimConfig)
+        spec (RunSpec)
+        folder
+        on_epoch (default None)
+    """
     folder, t, cpu = Path(folder), time.perf_counter(), time.process_time()
     done = lambda **kw: {"seed": cfg.seed, "seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - cpu,
                          "evaluations": 0, "screened": 0, **kw}
@@ -92,7 +130,11 @@ def run_seed(cfg: SimConfig, spec: RunSpec, folder, on_epoch=None) -> dict:
     return done(evaluations=run.evaluations, screened=run.screened)
 
 def epochs_written(folders: list) -> int:
-    "Trajectory lines written so far in `folders` (the progress of tasks running elsewhere)."
+    """Trajectory lines written so far in `folders` (the progress of tasks running elsewhere).
+
+    Args:
+        folders (list)
+    """
     n = 0
     for f in folders:
         try: n += sum(1 for _ in open(Path(f) / "trajectory.jsonl"))
@@ -100,7 +142,14 @@ def epochs_written(folders: list) -> int:
     return n
 
 def run_tasks(tasks: list, workers: int = 0, address: str|None = None, progress: bool = False) -> list:
-    "run_seed over (cfg, spec, folder) tasks: in this process one by one (`workers` 0), else as Ray tasks; results in task order."
+    """run_seed over (cfg, spec, folder) tasks: in this process one by one (`workers` 0), else as Ray tasks; results in task order.
+
+    Args:
+        tasks (list)
+        workers (int, default 0)
+        address (str | None, default None)
+        progress (bool, default False)
+    """
     from tqdm import tqdm
     total = sum(cfg.epochs for cfg, _, _ in tasks)
     with tqdm(total=total, desc="epochs", unit="epoch", file=sys.stderr, disable=not progress, smoothing=0) as bar:
@@ -136,7 +185,15 @@ def run_tasks(tasks: list, workers: int = 0, address: str|None = None, progress:
 
 # %% ../../nbs/81f_runs.ipynb #40ab404b
 def write_run(out, cfg: SimConfig, seeds: list, spec: RunSpec, **extra) -> None:
-    "run.json: the configuration (its seed aside), the seeds, the spec, coretex's version and when it ran."
+    """run.json: the configuration (its seed aside), the seeds, the spec, coretex's version and when it ran.
+
+    Args:
+        out
+        cfg (SimConfig)
+        seeds (list)
+        spec (RunSpec)
+        **extra
+    """
     from importlib.metadata import version
     out = Path(out); out.mkdir(parents=True, exist_ok=True)
     doc = {"config": {k: v for k, v in cfg.to_json().items() if k != "seed"}, "seeds": seeds, "spec": asdict(spec),
@@ -144,13 +201,24 @@ def write_run(out, cfg: SimConfig, seeds: list, spec: RunSpec, **extra) -> None:
     (out / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 def read_run(out) -> tuple:
-    "(configuration, seeds, spec) of a run folder."
+    """(configuration, seeds, spec) of a run folder.
+
+    Args:
+        out
+    """
     try: doc = json.loads((Path(out) / "run.json").read_text())
     except (OSError, ValueError) as e: raise SimError(f"no run in {out}: {e}") from None
     return SimConfig.from_json(doc["config"]), doc["seeds"], RunSpec(**doc["spec"])
 
 def check_same_run(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
-    "Refuse a folder that holds another run (a longer one of the same configuration is the same run)."
+    """Refuse a folder that holds another run (a longer one of the same configuration is the same run).
+
+    Args:
+        out
+        cfg (SimConfig)
+        seeds (list)
+        spec (RunSpec)
+    """
     if not (Path(out) / "run.json").exists(): return
     old, _, old_spec = read_run(out)
     strip = lambda c: {k: v for k, v in c.to_json().items() if k not in ("seed", "epochs")}
@@ -158,14 +226,28 @@ def check_same_run(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
 
 def run_seeds(cfg: SimConfig, seeds: list, out, spec: RunSpec = RunSpec(), workers: int = 0, address: str|None = None,
               progress: bool = False) -> dict:
-    "Run `cfg` for every seed into out/seed-NNNN (finished seeds kept, partial ones resumed), then summarise: the summary."
+    """Run `cfg` for every seed into out/seed-NNNN (finished seeds kept, partial ones resumed), then summarise: the summary.
+
+    Args:
+        cfg (SimConfig)
+        seeds (list)
+        out
+        spec (RunSpec, default RunSpec())
+        workers (int, default 0)
+        address (str | None, default None)
+        progress (bool, default False)
+    """
     check_same_run(out, cfg, seeds, spec)
     write_run(out, cfg, seeds, spec)
     spent = run_tasks([(replace(cfg, seed=s), spec, seed_folder(out, s)) for s in seeds], workers, address, progress)
     return {**summarize(out), "spent": spent}
 
 def summarize(out) -> dict:
-    "Per-seed measures, their mean and worst, and the metrics table of a run folder (written to summary.json and table.md)."
+    """Per-seed measures, their mean and worst, and the metrics table of a run folder (written to summary.json and table.md).
+
+    Args:
+        out
+    """
     cfg, seeds, spec = read_run(out)
     per_seed = [run_metrics(read_trajectory(seed_folder(out, s)), replace(cfg, seed=s)) for s in seeds]
     summary = {"config": cfg.to_json(), "spec": asdict(spec), "seeds": seeds, "per_seed": per_seed,
@@ -176,7 +258,14 @@ def summarize(out) -> dict:
     return summary
 
 def write_calibration(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
-    "calibration.json: the surrogate's curves from every seed's samples, and the oracle's headroom at the start."
+    """calibration.json: the surrogate's curves from every seed's samples, and the oracle's headroom at the start.
+
+    Args:
+        out
+        cfg (SimConfig)
+        seeds (list)
+        spec (RunSpec)
+    """
     from coretex.evaluator.metrics import load_profile
     from coretex.simulate.surrogate import calibrate
     samples = [row for s in seeds for row in read_jsonl(seed_folder(out, s) / "samples.jsonl")]
@@ -185,18 +274,37 @@ def write_calibration(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
 
 # %% ../../nbs/81f_runs.ipynb #f2c1c6ac
 def grid_points(grid: dict) -> list:
-    "Every combination of the grid's values: a list of {parameter: value}."
+    """Every combination of the grid's values: a list of {parameter: value}.
+
+    Args:
+        grid (dict)
+    """
     names = sorted(grid)
     return [dict(zip(names, vals)) for vals in itertools.product(*(grid[n] for n in names))]
 
 def point_id(cfg: SimConfig) -> str:
-    "A sweep point's folder name: the hash of its configuration (the seed aside)."
+    """A sweep point's folder name: the hash of its configuration (the seed aside).
+
+    Args:
+        cfg (SimConfig)
+    """
     d = {k: v for k, v in cfg.to_json().items() if k != "seed"}
     return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
 def sweep(cfg: SimConfig, grid: dict, seeds: list, out, spec: RunSpec = RunSpec(), workers: int = 0, address: str|None = None,
           progress: bool = False) -> list:
-    "Run every grid point over `seeds` (each point a run folder under out/sweep/), then one summary row per point."
+    """Run every grid point over `seeds` (each point a run folder under out/sweep/), then one summary row per point.
+
+    Args:
+        cfg (SimConfig)
+        grid (dict)
+        seeds (list)
+        out
+        spec (RunSpec, default RunSpec())
+        workers (int, default 0)
+        address (str | None, default None)
+        progress (bool, default False)
+    """
     points = []
     for p in grid_points(grid):
         try: points.append((p, replace(cfg, **p)))

