@@ -10,7 +10,7 @@ epoch, and whether the two trajectories agree on every verdict (they must: the s
 The default configuration is a generated corpus of 400 persons (`generate_corpus(400)`: 330 hidden queries) with the
 token-overlap reranker, 160 persons active at the start (the fewest whose hidden queries fill a pack's quotas, and the
 embedded corpus's size) and the other 240 onboarded on the reference's smooth schedule (a delta is published, and the
-controller held for an epoch, each time it adds 10 hidden queries), target one advance an epoch, start threshold 750 ppm.
+controller held for an epoch, each time it adds 10 hidden queries), target one advance an epoch, start threshold 500 ppm (the protocol's floor, as `coretex coordinator finalize` starts).
 Sizes below 8 x 500 are extrapolated to 8 x 500 at the measured rate, and say so.
 --results writes the JSON the notebook reads (per-seed measures, per-epoch series, the surrogate's calibration, provenance).
 Run: nice python bench/bench_simulate.py [--seeds 8] [--epochs 500] [--workers 2] [--out DIR] [--results FILE]

@@ -120,26 +120,26 @@ def test_a_simulated_epoch_is_an_epoch_of_the_coordinators_store(ev, tmp_path):
     from coretex.cli import run_command
     from coretex.cli.network import add_coordinator
     from coretex.cli.economy import add_claim_proof
+    from coretex.network.chain import Chain
     from coretex.network.coordinator import Coordinator
     from coretex.network.receipt import Signer
     from coretex.network.store import EmbeddedMongo
-    cfg = SimConfig(epochs=3, miners=2, strategies=("spam", "random"), patches_per_epoch=4, seed=3, start_threshold_ppm=500,
-                    merge_multiplier_bps=15_000)
+    cfg = SimConfig(epochs=3, miners=2, strategies=("spam", "random"), patches_per_epoch=4, seed=3, merge_multiplier_bps=15_000)   # both start at their default threshold
     with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
-        coord = Coordinator(client.coretex, None, ev, Signer.load(tmp_path / "k", create=True))
+        coord = Coordinator(client.coretex, Chain.connect(), ev, Signer.load(tmp_path / "k", create=True))
         run = simulate(ev, cfg, coordinator=coord)
         assert sum(r.advances for r in run.records) >= 1, "the run should advance for the check to mean anything"
         for r in run.records:
             rc, out, err = run_command(add_coordinator, "coordinator", "finalize", "--epoch", str(r.epoch), "--mongodb-uri", server.uri,
-                                       "--key-file", str(tmp_path / "k"), "--start-threshold-ppm", "500", "--reward",
-                                       str(cfg.reward_per_epoch), "--multiplier-bps", "15000")
+                                       "--key-file", str(tmp_path / "k"), "--reward",
+                                       str(cfg.reward_per_epoch), "--multiplier-bps", "15000", "--json")
             fin = json.loads(out)
             assert rc == 0 and (fin["new_state_root"], fin["next_threshold_ppm"], fin["advances"]) == (r.state_root, r.next_threshold_ppm, r.advances), err
         r = next(r for r in run.records if r.advances)
         miner = make_miners(cfg)[r.advanced[0][0]]
         rc, out, err = run_command(add_claim_proof, "claim-proof", "--epoch", str(r.epoch), "--miner", miner.address, "--mongodb-uri", server.uri)
         claim = json.loads(out)
-    assert rc == 0 and claim["bonus_botcoin"] == r.bonus_by_strategy[miner.strategy] > 0
+    assert rc == 0 and int(claim["bonus_botcoin"]) == r.bonus_by_strategy[miner.strategy] > 0
 
 
 def test_cli_simulate_runs(tmp_path):

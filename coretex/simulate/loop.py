@@ -20,7 +20,7 @@ from ..core.patch import PatchError, apply_to, prepare, decode_patch, semantic_b
 from ..core.seeds import PackError, draw_pack
 from ..core.state import GENESIS
 from ..evaluator.evaluate import Evaluator, evaluate_patch, score_state, ranking_key
-from ..economy.difficulty import next_min_improvement_ppm
+from ..economy.difficulty import MIN_IMPROVEMENT_PPM, next_min_improvement_ppm
 from ..economy.reducer import EpochPatch, RewardOptions, advance_epoch_state
 from ..economy.eligibility import MERGE_MULTIPLIER_BPS
 from ..network.finalize import EconomyPolicy, Scored, finalize
@@ -44,7 +44,7 @@ class SimConfig:
         seed (int, default 0): every random draw of the run derives from it
         patches_per_epoch (int | None, default None): round-robin: submissions per epoch (default: one per miner)
         target_advances (float, default 1): the controller's target state advances per epoch
-        start_threshold_ppm (int, default 750): minImprovementPpm of the first epoch
+        start_threshold_ppm (int, default MIN_IMPROVEMENT_PPM): minImprovementPpm of the first epoch (as `coretex coordinator finalize`)
         candidates (int, default 4): public trials a greedy or strategic miner makes per proposal
         public_queries (int, default 32): train_visible queries the greedy miner scores on
         reward_per_epoch (int, default 1000 * 10 ** 18): BOTCOIN base units paid pro rata to work units each epoch
@@ -69,7 +69,7 @@ class SimConfig:
     seed: int = 0                         # every random draw of the run derives from it
     patches_per_epoch: int|None = None    # round-robin: submissions per epoch (default: one per miner)
     target_advances: float = 1            # the controller's target state advances per epoch
-    start_threshold_ppm: int = 750        # minImprovementPpm of the first epoch
+    start_threshold_ppm: int = MIN_IMPROVEMENT_PPM   # minImprovementPpm of the first epoch (as `coretex coordinator finalize`)
     candidates: int = 4                   # public trials a greedy or strategic miner makes per proposal
     public_queries: int = 32              # train_visible queries the greedy miner scores on
     reward_per_epoch: int = 1000 * 10**18 # BOTCOIN base units paid pro rata to work units each epoch
@@ -499,7 +499,7 @@ def job(self, e: int, n: int, m: Miner, data: bytes, ph: str, key: bytes, block:
     c.enqueue(job)
     c.store.mark(job.id, "running")
     c.store.save_verdict(dk, c.sign(job, rep, self.words), job.id)
-    c.store.release(job.inflight)
+    c.store.release(job.inflight, job.id)
     c.store.mark(job.id, "done")
     return job.id
 
