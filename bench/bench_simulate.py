@@ -5,7 +5,9 @@ second the run sustained, and the peer.
 
 The peer is the same simulator with its screens off (`screens=False`: every proposal the patch rules admit goes to
 `evaluate_patch`), on one seed for --peer-epochs epochs, measured in the same session: the ratio of their times per
-epoch, and whether the two trajectories agree on every verdict (they must: the screens are exact).
+epoch, and whether the two trajectories agree on every verdict (they must: the screens are exact). Beside it, the
+surrogate (nbs/81e_surrogate) calibrated from the run's own samples runs the same configuration and seeds: its
+metrics table beside the in-loop one, and its time.
 
 The default configuration is a generated corpus of 400 persons (`generate_corpus(400)`: 330 hidden queries) with the
 token-overlap reranker, 160 persons active at the start (the fewest whose hidden queries fill a pack's quotas, and the
@@ -20,7 +22,9 @@ from dataclasses import replace
 from pathlib import Path
 from coretex.simulate.loop import SimConfig, simulate, read_trajectory
 from coretex.simulate.runs import RunSpec, epochs_written, evaluator_for, run_seeds, seed_folder
-from coretex.simulate.metrics import metrics_table
+from coretex.simulate.metrics import metrics_table, run_metrics
+from coretex.simulate.headroom import HONEST_ORACLE
+from coretex.simulate.surrogate import Calibration, surrogate_run
 
 FULL_SEEDS, FULL_EPOCHS = 8, 500
 
@@ -31,13 +35,13 @@ def load() -> str:
 
 
 def series(out, seeds) -> dict:
-    "Per seed, per epoch: threshold, advances (all, honest, by strategy), major delta, headroom, pool: what the notebook's figures draw."
+    "Per seed, per epoch: threshold, advances (all, honest, by strategy), major delta, honest headroom, pool: what the notebook's figures draw."
     rows = {}
     for s in seeds:
         recs = read_trajectory(seed_folder(out, s))
         rows[s] = {"threshold": [r.threshold_ppm for r in recs], "advances": [r.advances for r in recs],
                    "honest": [sum(a[1] == "honest" for a in r.advanced) for r in recs], "major": [int(r.major_delta) for r in recs],
-                   "headroom": [sum(r.headroom.values()) for r in recs], "pool": [r.pool for r in recs],
+                   "headroom": [sum(r.headroom.get(k, 0) for k in HONEST_ORACLE) for r in recs], "pool": [r.pool for r in recs],
                    "advances_by_strategy": {k: [r.by_strategy.get(k, [0, 0, 0])[2] for r in recs] for k in sorted({k for r in recs for k in r.by_strategy})}}
     return rows
 
@@ -106,6 +110,13 @@ def main():
         idle = cpu / ran * FULL_SEEDS * FULL_EPOCHS / k
         print(f"EXTRAPOLATED from CPU time, not measured as wall time: {FULL_SEEDS} x {FULL_EPOCHS} on {k} idle cores ~ {idle / 60:.1f} min "
               f"of seeds ({cpu / ran:.3f} CPU s an epoch x {FULL_SEEDS * FULL_EPOCHS} / {k}), plus the start-up (Ray, one evaluator a worker)")
+    cal = Calibration.from_json(json.loads((out / "calibration.json").read_text()))
+    t, twin = time.perf_counter(), [run_metrics(surrogate_run(replace(cfg, seed=s), cal, evaluator_for(spec).corpus), replace(cfg, seed=s)) for s in seeds]
+    twin_s = time.perf_counter() - t
+    print(f"the surrogate on the same configuration and seeds, calibrated from these runs: {twin_s:.1f}s for {a.seeds} x {a.epochs} epochs "
+          f"({busy / max(twin_s, 1e-9):,.0f}x faster than the in-loop seeds' {busy:.0f}s of worker time this call)" if ran else
+          f"the surrogate on the same configuration and seeds, calibrated from these runs: {twin_s:.1f}s")
+    print(metrics_table({"in-loop": per, "surrogate": twin}))
     p = peer(cfg, spec, a.peer_epochs)
     print(f"peer (seed 0, {p['epochs']} epochs, each on a fresh evaluator): screens on {p['screens_cpu_s']:.1f} CPU s "
           f"({p['screens_evaluations']} evaluations, {p['screened']} screened), screens off {p['no_screens_cpu_s']:.1f} CPU s "
@@ -119,7 +130,7 @@ def main():
                     "evaluations_this_call": evals, "screened_this_call": screened}
         doc = {"provenance": measured if ran or not old else old["provenance"],
                "config": cfg.to_json(), "spec": summary["spec"], "seeds": seeds, "per_seed": per, "aggregate": summary["aggregate"],
-               "series": series(out, seeds), "calibration": json.loads((out / "calibration.json").read_text()), "peer": p}
+               "series": series(out, seeds), "calibration": cal.to_json(), "surrogate": twin, "surrogate_s": round(twin_s, 2), "peer": p}
         Path(a.results).write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n")
         print(f"results written to {a.results}")
     if not a.out: shutil.rmtree(out)
