@@ -653,21 +653,21 @@ class Trajectory:
 
 @dataclass(frozen=True)
 class SimRun:
-    """A finished run: its configuration, its epochs, its response-curve samples, and what this session spent on them.
+    """A finished run: its configuration, its epochs, its response-curve samples, and what this call spent on them.
 
     Attributes:
         config (SimConfig)
         records (list): EpochRecord per epoch, from the first (a resumed run's included)
-        seconds (float): wall time of the epochs this session ran
-        evaluations (int): evaluator calls on hidden packs this session
-        screened (int, default 0): submissions decided by a screen this session
+        seconds (float): wall time of the epochs this call ran
+        evaluations (int): evaluator calls on hidden packs in this call
+        screened (int, default 0): submissions decided by a screen in this call
         samples (list, default field(default_factory=list)): [epoch, strategy, family, gain or None, oracle units, candidates] per judged submission
     """
     config: SimConfig
     records: list        # EpochRecord per epoch, from the first (a resumed run's included)
-    seconds: float       # wall time of the epochs this session ran
-    evaluations: int     # evaluator calls on hidden packs this session
-    screened: int = 0    # submissions decided by a screen this session
+    seconds: float       # wall time of the epochs this call ran
+    evaluations: int     # evaluator calls on hidden packs in this call
+    screened: int = 0    # submissions decided by a screen in this call
     samples: list = field(default_factory=list)   # [epoch, strategy, family, gain or None, oracle units, candidates] per judged submission
     @property
     def evaluations_per_second(self) -> float: return self.evaluations / self.seconds if self.seconds else 0.0
