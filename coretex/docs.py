@@ -333,7 +333,7 @@ def autodoc_docstring(app, what, name, obj, options, lines):
     import inspect
     lines[:] = [_MAIL_LIKE.sub(r"\\@", l) for l in lines]
     if what not in ("data", "attribute"): return   # functions and classes: their docstrings carry their parameters (`parameter_docs`)
-    if "\n".join(lines).strip() == (inspect.getdoc(type(obj)) or "").strip(): lines[:] = []
+    if inspect.getdoc(obj) == inspect.getdoc(type(obj)): lines[:] = []   # compared before napoleon: it has already rewritten `lines`
     module = sys.modules.get(name.rsplit(".", 1)[0])
     if what == "data" and module and not lines: lines[:] = [constant_doc(module, name.rsplit(".", 1)[1]) or value_summary(obj)]
 
@@ -349,7 +349,7 @@ def api_modules(notebooks: list) -> list:
     mods = [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
     public = {m: {n: getattr(import_module(m), n) for n in import_module(m).__all__} for m in mods}
     def gathers(m):   # a package that only hands on its modules' names (coretex.economy, .consensus, .beliefs) has nothing of its own to list
-        return public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
+        return hasattr(import_module(m), "__path__") and public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
     return [m for m in mods if not gathers(m)]
 
 def module_data(module: str) -> str:
@@ -436,6 +436,12 @@ div.cell_input pre, div.cell_output pre, div.highlight pre { overflow-x: auto; w
 div.cell_output { overflow-x: auto; max-width: 100%; }
 div.cell_output table { display: block; overflow-x: auto; max-width: 100%; }
 dl.py dt { overflow-wrap: anywhere; }
+/* code needs room: the page takes the window's width, the article its column, and code a slightly smaller face,
+   so an 88-character line fits at 1280 px beside the navigation */
+.bd-page-width { max-width: 100%; }
+.bd-main .bd-content .bd-article-container { max-width: 100%; }
+.bd-sidebar-secondary { flex-basis: 13rem; max-width: 13rem; }
+div.cell_input pre, div.highlight pre, div.cell_output pre { font-size: 0.8rem; }
 '''
 
 SECTIONS = {  # a layer of the package -> the sidebar's heading over its pages
