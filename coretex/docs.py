@@ -7,7 +7,7 @@ __all__ = ['CONF', 'CSS', 'SECTIONS', 'site_notebooks', 'module_of', 'show_doc_m
            'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'line_comments', 'parameters',
            'fields', 'section', 'documented_defs', 'with_parameter_docs', 'parameter_docs', 'constant_doc',
            'value_summary', 'autodoc_docstring', 'api_modules', 'module_data', 'api_markdown', 'readme_from_index',
-           'sections', 'toctree_cell', 'stage_site', 'build_site']
+           'format_shown_cells', 'sections', 'toctree_cell', 'stage_site', 'build_site']
 
 # %% ../nbs/82_docs.ipynb #20ddfae1
 import json, re, shutil, subprocess, sys
@@ -396,6 +396,29 @@ def readme_from_index(index) -> str:
     md = "\n\n".join("".join(c["source"]).strip() for c in cells if c["cell_type"] == "markdown") + "\n"
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
+
+# %% ../nbs/82_docs.ipynb #02a3e3a6
+_NOT_SHOWN = re.compile(r"#\|\s*(export|exporti|exports|hide|default_exp)\b")
+
+def format_shown_cells(nb_path, width: int = 88) -> int:
+    """Format the code a reader sees in a notebook (each code cell but exported and hidden ones) to `width` columns with ruff; how many cells changed.
+
+    Args:
+        nb_path
+        width (int, default 88)
+    """
+    import importlib.util, subprocess, sys
+    if importlib.util.find_spec("ruff") is None: raise RuntimeError("formatting cells needs ruff: pip install ruff")
+    nb, changed = json.loads(Path(nb_path).read_text()), 0
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if c["cell_type"] != "code" or not src.strip() or _NOT_SHOWN.match(src) or re.search(r"^\s*[%!]", src, re.M): continue   # magics are not Python
+        r = subprocess.run([sys.executable, "-m", "ruff", "format", f"--line-length={width}", "--stdin-filename", "cell.py", "-"],
+                           input=src, capture_output=True, text=True)
+        new = r.stdout.rstrip("\n") + (";" if src.rstrip().endswith(";") and not r.stdout.rstrip().endswith(";") else "")   # `;` hides a value
+        if r.returncode == 0 and new != src: c["source"], changed = new.splitlines(True), changed + 1
+    if changed: Path(nb_path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return changed
 
 # %% ../nbs/82_docs.ipynb #6dda675e
 # Sphinx's configuration, written as conf.py beside the staged notebooks

@@ -103,3 +103,11 @@ def test_help_names_every_parameter_of_the_public_api():
         seen += 1
         if missing := [p for p in params if not re.search(rf"(^|[\s*]){re.escape(p)}\b", doc)]: silent[name] = missing
     assert seen > 500 and silent == {}, silent
+
+
+@pytest.mark.parametrize("nb", [ROOT / "nbs" / "index.ipynb", *NOTEBOOKS], ids=lambda p: p.stem)
+def test_the_code_a_reader_sees_is_formatted_to_the_column(nb, tmp_path):
+    import shutil
+    from coretex.docs import format_shown_cells
+    shutil.copy(nb, tmp_path / nb.name)
+    assert format_shown_cells(tmp_path / nb.name) == 0, f"{nb.name}: run coretex.docs.format_shown_cells on it"
