@@ -7,7 +7,7 @@ __all__ = ['CONF', 'CSS', 'SECTIONS', 'site_notebooks', 'module_of', 'show_doc_m
            'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'line_comments', 'parameters',
            'fields', 'section', 'documented_defs', 'with_parameter_docs', 'parameter_docs', 'constant_doc',
            'value_summary', 'autodoc_docstring', 'api_modules', 'module_data', 'api_markdown', 'readme_from_index',
-           'sections', 'toctree_cell', 'stage_site', 'build_site']
+           'format_shown_cells', 'sections', 'toctree_cell', 'stage_site', 'build_site']
 
 # %% ../nbs/82_docs.ipynb #20ddfae1
 import json, re, shutil, subprocess, sys
@@ -333,7 +333,7 @@ def autodoc_docstring(app, what, name, obj, options, lines):
     import inspect
     lines[:] = [_MAIL_LIKE.sub(r"\\@", l) for l in lines]
     if what not in ("data", "attribute"): return   # functions and classes: their docstrings carry their parameters (`parameter_docs`)
-    if "\n".join(lines).strip() == (inspect.getdoc(type(obj)) or "").strip(): lines[:] = []
+    if inspect.getdoc(obj) == inspect.getdoc(type(obj)): lines[:] = []   # compared before napoleon: it has already rewritten `lines`
     module = sys.modules.get(name.rsplit(".", 1)[0])
     if what == "data" and module and not lines: lines[:] = [constant_doc(module, name.rsplit(".", 1)[1]) or value_summary(obj)]
 
@@ -349,7 +349,7 @@ def api_modules(notebooks: list) -> list:
     mods = [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
     public = {m: {n: getattr(import_module(m), n) for n in import_module(m).__all__} for m in mods}
     def gathers(m):   # a package that only hands on its modules' names (coretex.economy, .consensus, .beliefs) has nothing of its own to list
-        return public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
+        return hasattr(import_module(m), "__path__") and public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
     return [m for m in mods if not gathers(m)]
 
 def module_data(module: str) -> str:
@@ -397,6 +397,29 @@ def readme_from_index(index) -> str:
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
+# %% ../nbs/82_docs.ipynb #02a3e3a6
+_NOT_SHOWN = re.compile(r"#\|\s*(export|exporti|exports|hide|default_exp)\b")
+
+def format_shown_cells(nb_path, width: int = 88) -> int:
+    """Format the code a reader sees in a notebook (each code cell but exported and hidden ones) to `width` columns with ruff; how many cells changed.
+
+    Args:
+        nb_path
+        width (int, default 88)
+    """
+    import importlib.util, subprocess, sys
+    if importlib.util.find_spec("ruff") is None: raise RuntimeError("formatting cells needs ruff: pip install ruff")
+    nb, changed = json.loads(Path(nb_path).read_text()), 0
+    for c in nb["cells"]:
+        src = "".join(c["source"])
+        if c["cell_type"] != "code" or not src.strip() or _NOT_SHOWN.match(src) or re.search(r"^\s*[%!]", src, re.M): continue   # magics are not Python
+        r = subprocess.run([sys.executable, "-m", "ruff", "format", f"--line-length={width}", "--stdin-filename", "cell.py", "-"],
+                           input=src, capture_output=True, text=True)
+        new = r.stdout.rstrip("\n") + (";" if src.rstrip().endswith(";") and not r.stdout.rstrip().endswith(";") else "")   # `;` hides a value
+        if r.returncode == 0 and new != src: c["source"], changed = new.splitlines(True), changed + 1
+    if changed: Path(nb_path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    return changed
+
 # %% ../nbs/82_docs.ipynb #6dda675e
 # Sphinx's configuration, written as conf.py beside the staged notebooks
 CONF = '''
@@ -436,6 +459,12 @@ div.cell_input pre, div.cell_output pre, div.highlight pre { overflow-x: auto; w
 div.cell_output { overflow-x: auto; max-width: 100%; }
 div.cell_output table { display: block; overflow-x: auto; max-width: 100%; }
 dl.py dt { overflow-wrap: anywhere; }
+/* code needs room: the page takes the window's width, the article its column, and code a slightly smaller face,
+   so an 88-character line fits at 1280 px beside the navigation */
+.bd-page-width { max-width: 100%; }
+.bd-main .bd-content .bd-article-container { max-width: 100%; }
+.bd-sidebar-secondary { flex-basis: 13rem; max-width: 13rem; }
+div.cell_input pre, div.highlight pre, div.cell_output pre { font-size: 0.8rem; }
 '''
 
 SECTIONS = {  # a layer of the package -> the sidebar's heading over its pages

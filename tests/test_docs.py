@@ -76,3 +76,38 @@ def test_import_coretex_is_quick_and_loads_no_evaluator():
     for _ in range(3):
         t = time.perf_counter(); subprocess.run([sys.executable, "-c", "import coretex"], check=True); seconds.append(time.perf_counter() - t)
     assert min(seconds) < 1.0, f"import coretex took {min(seconds):.2f} s (the contract is under 1 s)"
+
+
+def public_callables():
+    "Every function and class of coretex's public API: `coretex.__all__`, each layer's and each documented module's."
+    import importlib.util
+    from coretex.docs import api_modules, site_notebooks
+    from coretex.layers import LAYERS
+    modules = ["coretex", *(f"coretex.{layer}" for layer in LAYERS if importlib.util.find_spec(f"coretex.{layer}")),
+               *api_modules(site_notebooks(ROOT / "nbs"))]
+    for m in dict.fromkeys(modules):
+        mod = importlib.import_module(m)
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name)
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and obj.__module__.startswith("coretex"): yield f"{m}.{name}", obj
+
+
+def test_help_names_every_parameter_of_the_public_api():
+    import enum
+    seen, silent = 0, {}
+    for name, obj in public_callables():
+        if inspect.isclass(obj) and (issubclass(obj, enum.Enum) or getattr(obj, "_is_protocol", False)): continue   # called by value, or never
+        try: params = [p for p in inspect.signature(obj).parameters if p not in ("self", "cls")]
+        except (TypeError, ValueError): continue
+        doc = (obj.__doc__ or "") + (obj.__init__.__doc__ or "" if inspect.isclass(obj) and "__init__" in vars(obj) else "")
+        seen += 1
+        if missing := [p for p in params if not re.search(rf"(^|[\s*]){re.escape(p)}\b", doc)]: silent[name] = missing
+    assert seen > 500 and silent == {}, silent
+
+
+@pytest.mark.parametrize("nb", [ROOT / "nbs" / "index.ipynb", *NOTEBOOKS], ids=lambda p: p.stem)
+def test_the_code_a_reader_sees_is_formatted_to_the_column(nb, tmp_path):
+    import shutil
+    from coretex.docs import format_shown_cells
+    shutil.copy(nb, tmp_path / nb.name)
+    assert format_shown_cells(tmp_path / nb.name) == 0, f"{nb.name}: run coretex.docs.format_shown_cells on it"

@@ -155,3 +155,61 @@ def test_page_loads_clean_and_fits(browser, served, name, page):
     tab.screenshot(path=str(SITE / "screenshots" / f"{name}.png"))
     tab.close()
     assert not errors, errors
+
+
+# What a reader sees at 1280 px: code that fits its column, outputs on every page, the site's chrome.
+SCROLLING = """() => {
+  const ctx = document.createElement('canvas').getContext('2d');
+  let lines = 0, over = 0;
+  for (const pre of [...document.querySelectorAll('div.cell_input pre')].filter(e => e.offsetParent !== null)) {
+    const cs = getComputedStyle(pre); ctx.font = cs.font;
+    const room = pre.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    for (const line of pre.innerText.replace(/\\n$/, '').split('\\n')) { lines += 1; if (ctx.measureText(line).width > room + 1) over += 1; }
+  }
+  const tables = [...document.querySelectorAll('div.cell_output table')].filter(t => t.scrollWidth > t.clientWidth + 1).length;
+  return {lines, over, tables};
+}"""
+
+
+def site_pages() -> list:
+    from coretex.docs import site_notebooks
+    return [nb.stem for nb in site_notebooks(ROOT / "nbs")]
+
+
+def test_code_fits_its_column_on_every_page(browser, served):
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    lines = over = 0
+    wide_tables, worst = {}, {}
+    for stem in site_pages():
+        tab.goto(f"{served}/{stem}.html", wait_until="load")
+        r = tab.evaluate(SCROLLING)
+        lines, over = lines + r["lines"], over + r["over"]
+        if r["tables"]: wide_tables[stem] = r["tables"]
+        if r["over"]: worst[stem] = r["over"]
+    tab.close()
+    assert lines > 2000   # exported code is not on the page (its show_doc is); what is shown is formatted to fit
+    assert over <= 0.02 * lines, (f"{over} of {lines} visible code lines scroll", sorted(worst.items(), key=lambda kv: -kv[1])[:10])
+    assert wide_tables == {}, wide_tables
+
+
+def test_every_page_shows_what_its_code_computes(site):
+    quiet = [stem for stem in site_pages() if stem != "index" and 'class="cell_output' not in (site / f"{stem}.html").read_text()]
+    assert quiet == [], f"pages with no output: {quiet}"
+
+
+def test_the_site_says_whose_it_is_and_where_names_come_from(site):
+    front, api = (site / "index.html").read_text(), (site / "api.html").read_text()
+    for page in (front, api):
+        assert "Apache-2.0" in page and "coretex" in page and "Author name not set" not in page
+        assert "copybtn" in page or "copybutton" in page   # sphinx-copybutton's button and its script
+    assert 'class="viewcode-link"' in api and not re.search(r'href="mailto:', api)
+    entries = re.findall(r'<dt class="sig sig-object py" id="([^"]+)">.*?</dt>\s*<dd>(.*?)</dd>', api, re.S)
+    empty = [i for i, dd in entries if not re.sub(r"<[^>]+>|\s", "", dd)]
+    assert len(entries) > 500 and empty == [], empty[:10]
+
+
+def test_no_path_of_the_build_machine_on_the_site(site):
+    home = str(Path.home())
+    needles = [str(ROOT), "/work/", "/tmp/", "site-packages", home + "/"]
+    leaks = {p.name: n for p in site.rglob("*.html") for n in needles if n in p.read_text()}
+    assert leaks == {}, leaks

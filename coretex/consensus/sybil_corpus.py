@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['CORPORA', 'HONEST_KINDS', 'SAME_MODEL', 'US_UK', 'UK_US', 'NUMBER_WORDS', 'WORD_NUMBERS', 'SYNONYMS', 'PHRASES',
-           'LIGHT', 'ATTACKS', 'KIND_ORDER', 'INSEPARABLE', 'SPREADS', 'CorpusError', 'load_corpus', 'hand_paraphrases',
+           'LIGHT', 'ATTACKS', 'KIND_ORDER', 'INSEPARABLE', 'CorpusError', 'load_corpus', 'hand_paraphrases',
            'attack_tables', 'exact', 'reorder', 'synonyms', 'filler', 'numbers', 'case_punct', 'markdown', 'truncate70',
            'british', 'stacked', 'swap_phrases', 'swap_words', 'restructure', 'frame_sentence', 'aside',
            'paraphrase_once', 'jaccard', 'paraphrase', 'concat', 'frame', 'rule_paraphrase', 'para_hand', 'short',
@@ -444,7 +444,7 @@ KIND_ORDER = ("exact", "reorder", "synonyms", "filler", "numbers", "case_punct",
 INSEPARABLE = ("paraphrase", "para_hand", "short")     # kinds no text signal tells from honest answers (shown below)
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #49827ec2
-SPREADS = ("own", "coldkey", "shared")
+from .sybil import SPREADS   # how copies spread over IPs and coldkeys: as the generator spreads them
 
 @dataclass(frozen=True)
 class CorpusResponse:

@@ -432,7 +432,7 @@ class PoolEvent(Mapping):
 
 @dataclass(frozen=True)
 class PackedCorpus(Corpus):
-    """A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays.
+    """A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays; corpus_epoch, entities, bi_encoder and labeling_model are as in Corpus.
 
     Attributes:
         arrays (dict, default dfield(default_factory=dict, repr=False, compare=False))
