@@ -1,12 +1,12 @@
-"The network simulator (nbs/81_simulate): determinism, the reducer/controller wiring, the copycat, the trajectory on disk, the CLI."
+"The network simulator (nbs/81*): determinism, the controller and finalization wiring, the copycat, the folder on disk, the coordinator's store, the CLI."
 import json, subprocess
 from dataclasses import replace
+import pymongo
 import pytest
 from coretex.economy.difficulty import next_min_improvement_ppm
 from coretex.evaluator.evaluate import Evaluator
-from coretex.core.patch import decode_patch
 from coretex.evaluator.rerank import TokenOverlapReranker
-from coretex.simulate import SimConfig, Simulation, run_epoch, simulate, read_trajectory, STRATEGIES
+from coretex.simulate import SimConfig, Simulation, run_epoch, simulate, read_trajectory, make_miners, STRATEGIES
 from coretex.core.keccak import to_hex
 from coretex.core.state import GENESIS, state_root
 
@@ -23,8 +23,8 @@ def run(ev, tmp_path_factory):
     out, subs = tmp_path_factory.mktemp("sim"), []
     sim = Simulation(ev, CFG)
     submit = sim.submit
-    def spy(m, e, n, data, work):
-        s = submit(m, e, n, data, work)
+    def spy(m, family, e, n, data, epoch):
+        s = submit(m, family, e, n, data, epoch)
         subs.append((e, m.strategy, data, s))
         return s
     sim.submit = spy
@@ -49,51 +49,44 @@ def test_another_seed_another_run(ev):
 
 
 def test_threshold_follows_controller(run):
-    "Epoch e+1 runs at next_min_improvement_ppm of epoch e's threshold, advances, target and screener passes."
+    "Epoch e+1 runs at next_min_improvement_ppm of epoch e's threshold, advances, target and quality attempts."
     _, records, _, _ = run
     assert records[0].threshold_ppm == CFG.start_threshold_ppm
     for prev, cur in zip(records, records[1:]):
-        expect = next_min_improvement_ppm(prev.threshold_ppm, prev.advances, CFG.target_advances, prev.screener_passes).next
+        expect = next_min_improvement_ppm(prev.threshold_ppm, prev.advances, CFG.target_advances, prev.quality_attempts).next
         assert prev.next_threshold_ppm == expect and cur.threshold_ppm == expect
 
 
 def test_counts_match_submissions(run):
-    "Each record's advances and screener passes are its submissions' outcomes, and an advance moves the live root."
+    "Each record's counts are its submissions' outcomes and verdicts, and an advance moves the live root."
     _, records, subs, _ = run
     for r in records:
         mine = [s for e, _, _, s in subs if e == r.epoch]
-        assert r.advances == sum(s.outcome == "ADVANCE" for s in mine)
+        assert r.advances == sum(s.outcome == "ADVANCE" for s in mine) == len(r.advanced)
         assert r.screener_passes == sum(s.outcome in ("ADVANCE", "SCREENER_PASS") for s in mine)
-        assert sum(s.work_units_bps for s in mine) == sum(r.work_units_by_strategy.values())
+        assert r.quality_attempts == sum(s.verdict == "SCREENER_PASS" for s in mine)
+        assert r.screened == sum((s.reason or "").startswith("screened:") for s in mine)
+        assert sum(r.credits.values()) == sum(r.work_units_by_strategy.values())
     roots = [to_hex(state_root(GENESIS))] + [r.state_root for r in records]
     assert all((before != r.state_root) == (r.advances > 0) for before, r in zip(roots, records))
 
 
-def test_copycat_never_earns_for_a_duplicate(ev):
-    "A copycat resubmitting another miner's accepted patch gets the cached verdict (same parent) or E05 (its writes already live): no work."
-    cfg = SimConfig(epochs=3, miners=2, strategies=("spam", "copycat"), seed=2, patches_per_epoch=6)
-    sim, copies = Simulation(ev, cfg), []
-    submit = sim.submit
-    def spy(m, e, n, data, work):
-        live = sim.words
-        s = submit(m, e, n, data, work)
-        if m.strategy == "copycat": copies.append((live, data, s))
-        return s
-    sim.submit = spy
-    for _ in range(cfg.epochs): run_epoch(sim)
-    dup = [s for live, data, s in copies
-           if s.outcome == "DUPLICATE" or all(live[i] == w for i, w in zip(decode_patch(data).indices, decode_patch(data).new_words))]
-    assert dup, "the run should contain duplicates for the check to mean anything"
-    assert all(s.work_units_bps == 0 and s.outcome in ("DUPLICATE", "REFUSED") for s in dup)
+def test_copycat_earns_nothing_from_a_lever_that_paid_once(ev):
+    "The copycat copies the lever of what advanced, not its bytes: after spam's abstention atom, another atom gains nothing."
+    cfg = SimConfig(epochs=4, miners=2, strategies=("spam", "copycat"), seed=2, patches_per_epoch=6)
+    run = simulate(ev, cfg)
+    assert any(a[1] == "spam" for r in run.records for a in r.advanced), "the run should hold spam's advance for the check to mean anything"
+    assert sum(r.work_units_by_strategy["copycat"] for r in run.records) == 0
+    assert all(r.by_strategy.get("copycat", [0, 0, 0])[2] == 0 for r in run.records)
 
 
 def test_trajectory_written_per_epoch(ev, tmp_path):
     "trajectory.jsonl holds one line per finished epoch as soon as it closes, and reads back as the run's records."
-    import coretex.simulate as S
+    import coretex.simulate.loop as S
     seen = []
     write = S.Trajectory.write
-    def spy(self, rec, point):
-        write(self, rec, point)
+    def spy(self, rec, sim):
+        write(self, rec, sim)
         seen.append(len((tmp_path / "trajectory.jsonl").read_text().splitlines()))
     S.Trajectory.write = spy
     try: run = simulate(ev, replace(CFG, epochs=3), tmp_path)
@@ -101,6 +94,52 @@ def test_trajectory_written_per_epoch(ev, tmp_path):
     assert seen == [1, 2, 3]
     assert read_trajectory(tmp_path) == run.records
     assert json.loads((tmp_path / "config.json").read_text())["epochs"] == 3
+
+
+def test_resume_continues_the_same_run(ev, run, tmp_path):
+    "A run stopped after two epochs and resumed for a third (with a stray line past its checkpoint) equals the uninterrupted run."
+    _, records, _, _ = run
+    simulate(ev, replace(CFG, epochs=2), tmp_path)
+    with open(tmp_path / "trajectory.jsonl", "a") as f: f.write(json.dumps(records[2].to_json()) + "\n")   # a crash after the line, before the checkpoint
+    resumed = simulate(ev, CFG, tmp_path, resume=True)
+    assert timeless(resumed.records) == timeless(records) == timeless(read_trajectory(tmp_path))
+    with pytest.raises(ValueError, match="another configuration"): simulate(ev, replace(CFG, seed=9), tmp_path, resume=True)
+
+
+def test_screens_change_no_verdict(ev):
+    "The screens only save time: a run with them and one without agree on every advance, threshold, root and credit."
+    cfg = SimConfig(epochs=3, seed=4, population="mixed-honest")
+    on, off = simulate(ev, cfg), simulate(ev, replace(cfg, screens=False))
+    key = lambda r: (r.threshold_ppm, r.next_threshold_ppm, r.state_root, r.advanced, r.quality_attempts, r.outcomes, r.credits)
+    assert on.screened > 0 and off.screened == 0 and off.evaluations == on.evaluations + on.screened
+    assert [key(r) for r in on.records] == [key(r) for r in off.records]
+
+
+def test_a_simulated_epoch_is_an_epoch_of_the_coordinators_store(ev, tmp_path):
+    "`coretex coordinator finalize` and `claim-proof` run unchanged on the store a run wrote, and agree with the run."
+    from coretex.cli import run_command
+    from coretex.cli.network import add_coordinator
+    from coretex.cli.economy import add_claim_proof
+    from coretex.network.chain import Chain
+    from coretex.network.coordinator import Coordinator
+    from coretex.network.receipt import Signer
+    from coretex.network.store import EmbeddedMongo
+    cfg = SimConfig(epochs=3, miners=2, strategies=("spam", "random"), patches_per_epoch=4, seed=3, merge_multiplier_bps=15_000)   # both start at their default threshold
+    with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
+        coord = Coordinator(client.coretex, Chain.connect(), ev, Signer.load(tmp_path / "k", create=True))
+        run = simulate(ev, cfg, coordinator=coord)
+        assert sum(r.advances for r in run.records) >= 1, "the run should advance for the check to mean anything"
+        for r in run.records:
+            rc, out, err = run_command(add_coordinator, "coordinator", "finalize", "--epoch", str(r.epoch), "--mongodb-uri", server.uri,
+                                       "--key-file", str(tmp_path / "k"), "--reward",
+                                       str(cfg.reward_per_epoch), "--multiplier-bps", "15000", "--json")
+            fin = json.loads(out)
+            assert rc == 0 and (fin["new_state_root"], fin["next_threshold_ppm"], fin["advances"]) == (r.state_root, r.next_threshold_ppm, r.advances), err
+        r = next(r for r in run.records if r.advances)
+        miner = make_miners(cfg)[r.advanced[0][0]]
+        rc, out, err = run_command(add_claim_proof, "claim-proof", "--epoch", str(r.epoch), "--miner", miner.address, "--mongodb-uri", server.uri)
+        claim = json.loads(out)
+    assert rc == 0 and int(claim["bonus_botcoin"]) == r.bonus_by_strategy[miner.strategy] > 0
 
 
 def test_cli_simulate_runs(tmp_path):
@@ -118,16 +157,12 @@ def test_cli_refuses_bad_strategy():
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "lucky" in r.stderr
 
 
-def test_resume_continues_the_same_run(ev, run, tmp_path):
-    "A run stopped after two epochs and resumed for a third (with a stray line past its checkpoint) equals the uninterrupted run."
-    _, records, _, _ = run
-    simulate(ev, replace(CFG, epochs=2), tmp_path)
-    with open(tmp_path / "trajectory.jsonl", "a") as f: f.write(json.dumps(records[2].to_json()) + "\n")   # a crash after the line, before the checkpoint
-    resumed = simulate(ev, CFG, tmp_path, resume=True)
-    assert timeless(resumed.records) == timeless(records) == timeless(read_trajectory(tmp_path))
-    with pytest.raises(ValueError, match="another configuration"): simulate(ev, replace(CFG, seed=9), tmp_path, resume=True)
-
-
 def test_cli_resume_without_a_run_is_refused(tmp_path):
     r = subprocess.run(["coretex", "simulate", "--resume", "--out", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nothing to resume" in r.stderr
+
+
+def test_cli_refuses_a_base_too_small_for_a_pack(tmp_path):
+    "A frontier whose hidden queries cannot fill the pack's quotas is refused in one line, before any epoch runs."
+    r = subprocess.run(["coretex", "simulate", "--base-persons", "40", "--growth", "smooth", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot fill a pack" in r.stderr
