@@ -116,7 +116,7 @@ def test_screens_change_no_verdict(ev):
 
 
 def test_a_simulated_epoch_is_an_epoch_of_the_coordinators_store(ev, tmp_path):
-    "`coretex coordinator finalize` and `claim-proof` run unchanged on the store a run wrote, and agree with the run."
+    "`coretex coordinator finalize` and `claim-proof` run unchanged on the store a run wrote and agree with the run; published, the epochs are followed by a validator to the run's last root."
     from coretex.cli import run_command
     from coretex.cli.network import add_coordinator
     from coretex.cli.economy import add_claim_proof
@@ -124,6 +124,9 @@ def test_a_simulated_epoch_is_an_epoch_of_the_coordinators_store(ev, tmp_path):
     from coretex.network.coordinator import Coordinator
     from coretex.network.receipt import Signer
     from coretex.network.store import EmbeddedMongo
+    from coretex.network.finalize import check_claim, coordinator_pins, publish_epoch
+    from coretex.network.follower import Follower, Reader, Store
+    from coretex.network.registry import RegistryContract
     cfg = SimConfig(epochs=3, miners=2, strategies=("spam", "random"), patches_per_epoch=4, seed=3, merge_multiplier_bps=15_000)   # both start at their default threshold
     with EmbeddedMongo(tmp_path / "db") as server, pymongo.MongoClient(server.uri, tz_aware=True) as client:
         coord = Coordinator(client.coretex, Chain.connect(), ev, Signer.load(tmp_path / "k", create=True))
@@ -139,7 +142,14 @@ def test_a_simulated_epoch_is_an_epoch_of_the_coordinators_store(ev, tmp_path):
         miner = make_miners(cfg)[r.advanced[0][0]]
         rc, out, err = run_command(add_claim_proof, "claim-proof", "--epoch", str(r.epoch), "--miner", miner.address, "--mongodb-uri", server.uri)
         claim = json.loads(out)
+        # the finalized epochs go on chain, and a validator following the registry reaches the run's last root
+        registry = RegistryContract.deploy(coord.chain)
+        for rec in run.records: publish_epoch(coord.store, registry, rec.epoch, coordinator_pins(ev, coord.store.epoch(rec.epoch)))
+        lines = []
+        report = Follower(Reader(registry, tries=2, backoff=0.01), Store(tmp_path / "validator"), confirmations=0, chunk=6, say=lines.append).sync_once()
     assert rc == 0 and int(claim["bonus_botcoin"]) == r.bonus_by_strategy[miner.strategy] > 0
+    assert (report.root, report.epoch, len(lines)) == (run.records[-1].state_root, run.records[-1].epoch, len(run.records))
+    assert check_claim(claim, registry.view("bonusMerkleRoot", r.epoch))
 
 
 def test_cli_simulate_runs(tmp_path):
