@@ -267,12 +267,11 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
         path (str)
         title (str, default 'Response similarity (cosine)')
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure   # not pyplot: drawing a file leaves the caller's backend and open figures alone
     n = len(miners)
     side = min(12.0, 1.2 + 0.55 * max(n, 4))  # grows with n up to a page, then stays
-    fig, ax = plt.subplots(figsize=(side, side * 0.9), dpi=110)
+    fig = Figure(figsize=(side, side * 0.9), dpi=110)
+    ax = fig.subplots()
     im = ax.imshow(S, cmap="coolwarm", vmin=min(0.0, float(S.min())), vmax=1.0, interpolation="nearest")
     step = max(1, n // 40)  # at most ~40 labelled rows; beyond that every step-th miner
     ticks = list(range(0, n, step))
@@ -282,7 +281,7 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
         for a in range(n):
             for b in range(n): ax.text(b, a, f"{S[a, b]:.2f}", ha="center", va="center", fontsize=7)
     fig.colorbar(im, ax=ax, fraction=0.046); ax.set_title(title, fontsize=10); fig.tight_layout()
-    fig.savefig(path); plt.close(fig)
+    fig.savefig(path)
     return path
 
 # %% ../../nbs/61_seed_rules.ipynb #83a43aa6
