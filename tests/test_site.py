@@ -187,6 +187,7 @@ def test_code_fits_its_column_on_every_page(browser, served):
         if r["tables"]: wide_tables[stem] = r["tables"]
         if r["over"]: worst[stem] = r["over"]
     tab.close()
+    print(f"{over} of {lines} visible code lines scroll at 1280 px ({100 * over / lines:.2f}%)")   # `pytest -n 0 -s -k column`
     assert lines > 2000   # exported code is not on the page (its show_doc is); what is shown is formatted to fit
     assert over <= 0.02 * lines, (f"{over} of {lines} visible code lines scroll", sorted(worst.items(), key=lambda kv: -kv[1])[:10])
     assert wide_tables == {}, wide_tables

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['TOPICS', 'SLOTS', 'THESAURUS', 'FILLER', 'OPENERS', 'CLOSERS', 'FUNCTION_WORDS', 'HONEST_BIGRAM_SHARE', 'SPREADS',
            'EDIT_LEVELS', 'GROUP_SIZES', 'DUPLICATES', 'SYBIL_RULE_SETS', 'generator_tables', 'words', 'writer_style',
-           'honest_answer', 'bigram_share', 'GeneratorError', 'honest_answers', 'sentences', 'edit_copy',
-           'token_distance', 'Response', 'Attack', 'Scenario', 'make_scenario', 'attack_suite', 'EmbeddingCache',
-           'units', 'in_order_share', 'word_overlap', 'word_containment', 'unit_alignment', 'TextSignals',
-           'text_signals', 'linked_groups', 'TextDetector', 'detect_copies', 'CopyDetector', 'copy_pairs',
-           'copy_groups', 'overlap_copies', 'RuleSetUnderTest', 'seed_findings', 'seed_emissions', 'loosh_findings',
-           'loosh_emissions', 'coretex_findings', 'overlap_findings', 'pay_groups_as_one', 'pay_duplicates',
-           'paid_under', 'coretex_emissions', 'overlap_emissions', 'true_pairs', 'flagged_pairs', 'SuiteScore',
-           'score_rule_set', 'recall_table', 'share_table']
+           'honest_answer', 'bigram_share', 'GeneratorError', 'honest_answers', 'sentences', 'edit_copy', 'Answer',
+           'Response', 'Attack', 'Scenario', 'make_scenario', 'attack_suite', 'EmbeddingCache', 'units',
+           'in_order_share', 'word_overlap', 'word_containment', 'unit_alignment', 'TextSignals', 'text_signals',
+           'linked_groups', 'TextDetector', 'detect_copies', 'CopyDetector', 'copy_pairs', 'copy_groups',
+           'overlap_copies', 'RuleSetUnderTest', 'seed_findings', 'seed_emissions', 'loosh_findings', 'loosh_emissions',
+           'coretex_findings', 'overlap_findings', 'pay_groups_as_one', 'pay_duplicates', 'paid_under',
+           'coretex_emissions', 'overlap_emissions', 'true_pairs', 'flagged_pairs', 'SuiteScore', 'score_rule_set',
+           'recall_table', 'share_table']
 
 # %% ../../nbs/63_sybil.ipynb #3e94d2d2
 import json, math, random, re, time
@@ -145,28 +145,12 @@ def edit_copy(text: str, k: float, rng: random.Random, reorder: bool = True) -> 
         s = sentences(copy); rng.shuffle(s); copy = " ".join(s)
     return copy
 
-# %% ../../nbs/63_sybil.ipynb #25be58ca
-def token_distance(a: str, b: str) -> float:
-    """Word-level Levenshtein distance between `a` and `b` over the number of tokens of `a`.
-
-    Args:
-        a (str)
-        b (str)
-    """
-    x, y = a.split(), b.split()
-    prev = list(range(len(y) + 1))
-    for i, u in enumerate(x, 1):
-        cur = [i]
-        for j, v in enumerate(y, 1): cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (u != v)))
-        prev = cur
-    return prev[-1] / max(1, len(x))
-
 # %% ../../nbs/63_sybil.ipynb #c7a10476
 SPREADS = ("own", "coldkey", "shared")
 
 @dataclass(frozen=True)
-class Response:
-    """One miner's answer, with what the generator knows about it.
+class Answer:
+    """One miner's answer as a test suite holds it: what a validator receives, and whether an honest miner or a sybil sent it.
 
     Attributes:
         miner (str)
@@ -175,7 +159,6 @@ class Response:
         ip (str)
         coldkey (str)
         role (str): honest | sybil
-        edit (float, default 0.0): share of the source's tokens edited (0 for honest answers, sources and exact copies)
     """
     miner: str
     text: str
@@ -183,11 +166,19 @@ class Response:
     ip: str
     coldkey: str
     role: str                # honest | sybil
-    edit: float = 0.0        # share of the source's tokens edited (0 for honest answers, sources and exact copies)
 
     def as_input(self) -> dict:
-        "The response as a validator receives it (no role, no edit level)."
+        "The response as a validator receives it (nothing only the suite knows)."
         return {"miner": self.miner, "text": self.text, "response_time_ms": self.response_time_ms, "ip": self.ip, "coldkey": self.coldkey}
+
+@dataclass(frozen=True)
+class Response(Answer):
+    """One miner's answer, with what the generator knows about it: miner, text, response_time_ms, ip, coldkey and role as in Answer.
+
+    Attributes:
+        edit (float, default 0.0): share of the source's tokens edited (0 for honest answers, sources and exact copies)
+    """
+    edit: float = 0.0        # share of the source's tokens edited (0 for honest answers, sources and exact copies)
 
 @dataclass(frozen=True)
 class Attack:

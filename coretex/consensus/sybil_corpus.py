@@ -444,36 +444,20 @@ KIND_ORDER = ("exact", "reorder", "synonyms", "filler", "numbers", "case_punct",
 INSEPARABLE = ("paraphrase", "para_hand", "short")     # kinds no text signal tells from honest answers (shown below)
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #49827ec2
-from .sybil import SPREADS   # how copies spread over IPs and coldkeys: as the generator spreads them
+from .sybil import SPREADS, Answer   # copies spread over IPs and coldkeys as the generator spreads them
 
 @dataclass(frozen=True)
-class CorpusResponse:
-    """One miner's answer in a corpus set, with what the suite knows about it.
+class CorpusResponse(Answer):
+    """One miner's answer in a corpus set, with what the suite knows about it: miner, text, response_time_ms, ip, coldkey and role as in Answer.
 
     Attributes:
-        miner (str)
-        text (str)
-        response_time_ms (float)
-        ip (str)
-        coldkey (str)
-        role (str): honest | sybil
         kind (str): honest: the corpus kind; sybil: 'source' or the attack kind
         answer (str): the corpus answer the text comes from (the source's, for copies)
         writer (str, default '')
     """
-    miner: str
-    text: str
-    response_time_ms: float
-    ip: str
-    coldkey: str
-    role: str            # honest | sybil
     kind: str            # honest: the corpus kind; sybil: 'source' or the attack kind
     answer: str          # the corpus answer the text comes from (the source's, for copies)
     writer: str = ""
-
-    def as_input(self) -> dict:
-        "The response as a validator receives it."
-        return {"miner": self.miner, "text": self.text, "response_time_ms": self.response_time_ms, "ip": self.ip, "coldkey": self.coldkey}
 
 @dataclass(frozen=True)
 class Case:
