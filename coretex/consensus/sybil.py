@@ -15,7 +15,7 @@ __all__ = ['TOPICS', 'SLOTS', 'THESAURUS', 'FILLER', 'OPENERS', 'CLOSERS', 'FUNC
            'recall_table', 'share_table']
 
 # %% ../../nbs/63_sybil.ipynb #3e94d2d2
-import json, math, random, re, time
+import json, random, re, time
 from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher

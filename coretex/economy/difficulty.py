@@ -9,7 +9,7 @@ __all__ = ['MIN_IMPROVEMENT_PPM', 'MAX_IMPROVEMENT_PPM', 'clamp_window', 'js_rou
 
 # %% ../../nbs/41_difficulty.ipynb #830cf52a
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # %% ../../nbs/41_difficulty.ipynb #01bc56b6
 MIN_IMPROVEMENT_PPM = 500       # pinned floor of the state-advance threshold, ppm

@@ -13,7 +13,7 @@ __all__ = ['SAFE_INTEGER', 'WORK_BPS_DIVISOR', 'LANE_CORETEX', 'OUTCOME_CORETEX_
            'evaluate_core_tex_work_qualification']
 
 # %% ../../nbs/42_work_units.ipynb #8c1564c0
-import copy, json, math, re
+import copy, math, re
 from dataclasses import dataclass
 from enum import Enum
 from ..core.keccak import canonical_json, keccak256

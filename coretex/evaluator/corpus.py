@@ -7,8 +7,8 @@ __all__ = ['FAMILIES', 'GRADES', 'CORPUS_SCHEMA', 'NEG_RELEVANCE', 'HQ', 'Corpus
            'Corpus', 'save_corpus', 'load_corpus', 'generate_corpus']
 
 # %% ../../nbs/31_corpus.ipynb #9529b39b
-import gzip, hashlib, json, random
-from dataclasses import dataclass, field as dfield
+import gzip, json, random
+from dataclasses import dataclass
 from functools import cached_property
 import numpy as np
 from ..core.keccak import to_hex

@@ -40,7 +40,7 @@ from ..toolkit.embeddings import Embedder
 from .retrieval import DeterministicEmbedder, DETERMINISTIC_EMBEDDER, FirstStage, BM25Index
 from .rerank import EmbeddedReranker
 from .cache import EvalCache, PackedCorpus, Keyed, Memo, content_key, context_key
-from .metrics import load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics, StateScore, state_score, pack_verdict, delta_ppm, dual_verdict, lsum
+from .metrics import load_profile, Profile, Components, ndcg_at_k, temporal_hit, relation_hit, QueryMetrics, StateScore, state_score, pack_verdict, delta_ppm, dual_verdict
 
 # %% ../../nbs/35_evaluate.ipynb #3d2e7740
 def embedded_corpus() -> Corpus:

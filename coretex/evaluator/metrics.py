@@ -9,7 +9,7 @@ __all__ = ['lsum', 'js_round', 'ndcg_at_k', 'temporal_hit', 'relation_hit', 'hit
 
 # %% ../../nbs/34_metrics.ipynb #2e81f0ea
 import json, math
-from dataclasses import dataclass, fields, asdict
+from dataclasses import dataclass, fields
 from ..core.layout import fixture_text
 
 # %% ../../nbs/34_metrics.ipynb #3466451f

@@ -13,8 +13,8 @@ __all__ = ['ZERO32', 'EpochFileError', 'EpochEvents', 'epoch_events_of', 'read_e
 import json
 from dataclasses import dataclass, asdict
 from fastcore.basics import patch_to
-from ..core.keccak import to_hex, from_hex, HexError
-from ..core.patch import decode_patch, PatchError
+from ..core.keccak import to_hex, from_hex
+from ..core.patch import decode_patch
 from ..core.state import state_root
 from .chain import Chain, _ask
 from ..economy.verify_epoch import EVENT_TOPICS, EpochFinalized, PatchAccepted, StateSnapshot, verify_epoch, decode_epoch_finalized_log, decode_patch_accepted_log, decode_state_snapshot_log

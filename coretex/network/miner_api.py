@@ -12,7 +12,6 @@ __all__ = ['ROUTES', 'NOT_FOUND', 'UNAVAILABLE', 'MALFORMED', 'R5_PATCH_TYPES', 
 
 # %% ../../nbs/54b_miner_api.ipynb #7f57faaa
 import re, threading, time
-import pymongo
 from fastcore.basics import patch_to
 from ..core.keccak import keccak256, canonical_json, to_hex
 from ..core.layout import encode_relation

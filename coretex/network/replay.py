@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Protocol
 from ..core.keccak import keccak256, to_hex, from_hex, HexError
 from ..core.patch import patch_hash, dedup_key, semantic_bytes, apply_patch, PatchError
-from ..core.seeds import SeedInputs, SeedError, eval_seed, draw_pack
+from ..core.seeds import SeedInputs, SeedError, eval_seed
 from ..core.state import state_root
 from .receipt import PerPatchReceipt, CoreTexReceipt, ReceiptError, artifact_hash, ARTIFACT_VERSION, SEED_MODE, OUTCOMES, decode_calldata, receipt_digest, recover_signer, challenge_id, transaction_domain
 

@@ -6,7 +6,7 @@
 __all__ = ['ENV_URI', 'ENV_DATA', 'StoreError', 'data_dir', 'free_port', 'EmbeddedMongo', 'open_db', 'aware']
 
 # %% ../../nbs/52_store.ipynb #d8eccf53
-import atexit, os, re, signal, socket, subprocess, sys, time
+import atexit, os, re, socket, subprocess, sys, time
 from datetime import datetime, timezone
 from pathlib import Path
 
