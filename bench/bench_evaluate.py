@@ -9,6 +9,8 @@ Run: python bench/bench_evaluate.py [--people 24500]
 import argparse
 from _util import timed, StageTimer
 import coretex.evaluator.evaluate as E
+import coretex.evaluator.ordering as O
+import coretex.evaluator.stage1 as S
 from coretex.evaluator.corpus import generate_corpus
 from coretex.core.keccak import keccak256
 from coretex.core.layout import encode_relation
@@ -29,10 +31,11 @@ def main():
     ev.fs.fused = timer("stage 1 (dense + BM25)", ev.fs.fused)
     ev.fs.prime = timer("query embedding + pack cosines (batched)", ev.fs.prime)
     ev.rerank = timer("rerank", ev.rerank)
-    E.route = timer("substrate routing", E.route)
+    # each stage is wrapped in the room that calls it (34b_stage1 .. 35_evaluate)
+    O.route = timer("substrate routing", O.route)
     E.query_metrics = timer("metrics", E.query_metrics)
-    E.draw_pack = timer("pack draw", E.draw_pack)
-    E.state_view = timer("state decode", E.state_view)
+    S.draw_pack = timer("pack draw", S.draw_pack)
+    S.state_view = timer("state decode", S.state_view)
     patch = make_patch(state_root(GENESIS), {672: encode_relation("supersedes")}, 0x04)
     rep, total = timed(lambda: E.evaluate_patch(ev, GENESIS, patch, keccak256(b"bench block"), keccak256(b"bench"), 1))
     print(f"outcome {rep.outcome} ({rep.reason}); gate delta {rep.gate.delta_ppm} ppm; reranker {ev.reranker.name}")

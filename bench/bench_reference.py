@@ -34,11 +34,13 @@ each evaluator stage wrapped with a timer (each counted exclusively), for the sh
 queries the dependency rule (35_evaluate) sends to the patched state, per kind of patch.
 Run: python bench/bench_reference.py [--patches N] [--seed S] [--reference-cmd "node driver.mjs"] [--peer-budget SECONDS]
 """
-import argparse, contextlib, gzip, json, os, random, shlex, shutil, subprocess, sys, time
+import argparse, contextlib, gzip, importlib, json, os, random, shlex, shutil, subprocess, sys, time
 from collections import defaultdict
 from statistics import median
 from _util import StageTimer
 import coretex.evaluator.evaluate as E
+ROOMS = [importlib.import_module(f"coretex.evaluator.{r}") for r in ("views", "stage1", "intents", "atoms", "lenses", "temporal",
+         "candidates", "memory_ir", "ordering", "per_query", "dependency", "evaluate")]
 from coretex.evaluator.cache import EvalCache
 from coretex.evaluator.corpus import load_corpus
 from coretex.demo import abstention_patch
@@ -176,7 +178,8 @@ def profile_pass(todo: list, words: dict, corpus) -> tuple:
                         ("reranker_cap", "reranker cap"), ("rendered_texts", "reranker inputs (Memory-IR, bridges)"),
                         ("inherited_scores", "score inheritance"), ("policy_bonuses", "policy bonuses"), ("top_order", "final top 20"),
                         ("view_changes", "dependency rule"), ("query_affected", "dependency rule"), ("score_orders", "vote + metrics")):
-        wrap(E, name, stage)
+        for room in ROOMS:   # wrapped wherever a room calls it by name
+            if name in vars(room): wrap(room, name, stage)
     wrap(ev, "rerank", "reranker (token overlap)")
     counts, flags = {}, []
     def counted(*a, **k):
