@@ -14,24 +14,30 @@ from .stage1 import Evaluator
 from .intents import QueryContext, conflict_intent, name_in, public_scope
 
 # %% ../../nbs/34d_atoms.ipynb #0ae1fc22
-def scope_matches(scope: dict|None, intent: dict|None) -> bool:
+def scope_matches(scope: dict|None,  # an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
+                  intent: dict|None,  # the query's public scope (public_scope(q)), or None
+                 ) -> bool:
     """Every scope key the query gives has the same value on the event (and it gives one).
 
     Args:
-        scope (dict | None)
-        intent (dict | None)
+        scope (dict | None): an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
+        intent (dict | None): the query's public scope (public_scope(q)), or None
     """
     return bool(scope and intent) and all(scope.get(k) == v for k, v in intent.items())
 
 # %% ../../nbs/34d_atoms.ipynb #817a5b69
-def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) -> list:
+def admit_event_truths(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                       event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                       source: str,  # the routing source that admits it: 'stage1', 'policyAdmitted', 'entityResolution', 'scopeAtom', 'temporalRecord' or 'categoryLensBFS'
+                       cap: int,  # at most this many documents admitted (>= 0)
+                      ) -> list:
     """Admit up to `cap` truth documents of an event with `source`; the ids admitted or tagged.
 
     Args:
-        ctx (QueryContext)
-        event_id (str)
-        source (str)
-        cap (int)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
+        source (str): the routing source that admits it: 'stage1', 'policyAdmitted', 'entityResolution', 'scopeAtom', 'temporalRecord' or 'categoryLensBFS'
+        cap (int): at most this many documents admitted (>= 0)
     """
     out = []
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
@@ -40,54 +46,65 @@ def admit_event_truths(ctx: QueryContext, event_id: str, source: str, cap: int) 
     return out
 
 # %% ../../nbs/34d_atoms.ipynb #97f42c29
-def is_memory_event(event_id: str) -> bool:
+def is_memory_event(event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                   ) -> bool:
     """A memory event of the corpus (not a query or an entity event), by its id.
 
     Args:
-        event_id (str)
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     return re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id) is not None
 
 # %% ../../nbs/34d_atoms.ipynb #6463b01b
-def role_aliases(ctx: QueryContext) -> set:
+def role_aliases(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                ) -> set:
     """Role aliases the query names (publicIntent.roleAlias, or a registry role alias in its text).
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     out = {ctx.q["publicIntent"]["roleAlias"].lower()} if (ctx.q.get("publicIntent") or {}).get("roleAlias") else set()
     text = (ctx.q.get("queryText") or "").lower()
     return out | {r for _, _, roles in ctx.ev.registry for r in roles if name_in(text, r)}
 
 # %% ../../nbs/34d_atoms.ipynb #e8fa34a9
-def names_subject(ev: Evaluator, event_id: str, subjects: frozenset) -> bool:
+def names_subject(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                  event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                  subjects: frozenset,  # the query's subject entity ids (subjects_of); empty: none resolved
+                 ) -> bool:
     """The event names one of the subjects (a generic entity never counts).
 
     Args:
-        ev (Evaluator)
-        event_id (str)
-        subjects (frozenset)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
+        subjects (frozenset): the query's subject entity ids (subjects_of); empty: none resolved
     """
     return bool(set(ev.corpus.by_id[event_id].get("entityIds") or ()) - ev.generic & subjects)
 
-def window_events(ev: Evaluator, view: StateView, subjects: frozenset, lo: int, hi: int) -> list:
+def window_events(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                  view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                  subjects: frozenset,  # the query's subject entity ids (subjects_of); empty: none resolved
+                  lo: int,  # the window's first slot (ENTITY_ATOM_SLOTS or SCOPE_ATOM_SLOTS)
+                  hi: int,  # one past the window's last slot
+                 ) -> list:
     """Memory events of policy-anchor slots lo..hi-1 (multi_hop_relation family) that name a subject, in slot order.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        subjects (frozenset)
-        lo (int)
-        hi (int)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        subjects (frozenset): the query's subject entity ids (subjects_of); empty: none resolved
+        lo (int): the window's first slot (ENTITY_ATOM_SLOTS or SCOPE_ATOM_SLOTS)
+        hi (int): one past the window's last slot
     """
     return [e for s in sorted(x for x in view.policy_anchors if lo <= x < hi and view.slot_family.get(x) == "multi_hop_relation")
             if (e := view.anchors.get(s)) and is_memory_event(e) and names_subject(ev, e, subjects)]
 
-def admit_entity_atoms(ctx: QueryContext) -> None:
+def admit_entity_atoms(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                      ) -> None:
     """entity_resolution_atom admission: forced truths of the anchors that name the query's subjects.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     if not (ctx.p.enable_entity_resolution_atoms and ctx.shape.entity_intent and ctx.subjects): return
     roles, scope, left = role_aliases(ctx), public_scope(ctx.q), max(0, min(ctx.p.policy_entity_max_docs, 256))
@@ -103,11 +120,12 @@ def admit_entity_atoms(ctx: QueryContext) -> None:
         ctx.entity_docs.update(dict.fromkeys(docs)); left -= len(docs)
 
 # %% ../../nbs/34d_atoms.ipynb #1657bb71
-def admit_scope_atoms(ctx: QueryContext) -> None:
+def admit_scope_atoms(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                     ) -> None:
     """scope_atom admission: forced truths of same-subject anchors whose scope matches the query's.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     scope = public_scope(ctx.q)
     if not (ctx.p.enable_scope_atoms and ctx.shape.scope_intent and ctx.subjects and scope): return
@@ -119,11 +137,12 @@ def admit_scope_atoms(ctx: QueryContext) -> None:
         ctx.scope_docs.update(dict.fromkeys(docs)); left -= len(docs)
 
 # %% ../../nbs/34d_atoms.ipynb #6ae83293
-def evidence_atoms(ctx: QueryContext) -> list:
+def evidence_atoms(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                  ) -> list:
     """Enabled evidence-bundle atoms with an allowed action, in decode order.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     allowed = ctx.p.policy_evidence_allowed_actions
     return [a for a in ctx.view.atoms.get("evidence_bundle", ()) if allowed is None or a.action in allowed] \
@@ -132,22 +151,24 @@ def evidence_atoms(ctx: QueryContext) -> list:
 # %% ../../nbs/34d_atoms.ipynb #946c7f9b
 NOISE_WORDS = re.compile(r"\b(?:retired draft|lexical noise|noise|distractor)\b")
 
-def noise_intent(q: dict) -> bool:
+def noise_intent(q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                ) -> bool:
     """The query asks about noise (public intent noise_suppression, or noise wording).
 
     Args:
-        q (dict)
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     return (q.get("publicIntent") or {}).get("atom") == "noise_suppression" or bool(NOISE_WORDS.search((q.get("queryText") or "").lower()))
 
 def _noise_atom(a, noisy: bool) -> bool: return a.selector == "answer_density" and a.action == "suppress" and noisy
 
 # %% ../../nbs/34d_atoms.ipynb #87b3c92f
-def admit_policy_anchors(ctx: QueryContext) -> None:
+def admit_policy_anchors(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                        ) -> None:
     """r5.1 query-conditioned admission of matched policy anchors and their typed reach.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     p, q = ctx.p, ctx.q
     if not (p.pipeline == "r5" and p.policy_query_conditioned_admission and ctx.ev.registry and ctx.subjects): return

@@ -14,14 +14,18 @@ from .intents import QueryContext, is_temporal_query
 from .temporal import temporal_bonus
 
 # %% ../../nbs/34g_candidates.ipynb #6aedcb7c
-def lookup(keys: np.ndarray, vals: np.ndarray, at: np.ndarray, default: float = 0.0) -> np.ndarray:
+def lookup(keys: np.ndarray,  # sorted keys (int array)
+           vals: np.ndarray,  # the value of each key, same length
+           at: np.ndarray,  # the keys to look up (int array), any order
+           default: float = 0.0,  # the value for a key not found
+          ) -> np.ndarray:
     """vals[i] where keys[i] == x, for each x of `at` (keys sorted), else `default`: dict.get over arrays.
 
     Args:
-        keys (np.ndarray)
-        vals (np.ndarray)
-        at (np.ndarray)
-        default (float, default 0.0)
+        keys (np.ndarray): sorted keys (int array)
+        vals (np.ndarray): the value of each key, same length
+        at (np.ndarray): the keys to look up (int array), any order
+        default (float, default 0.0): the value for a key not found
     """
     out = np.full(len(at), default)
     if len(keys) and len(at):
@@ -30,35 +34,44 @@ def lookup(keys: np.ndarray, vals: np.ndarray, at: np.ndarray, default: float = 
         out[hit] = vals[j[hit]]
     return out
 
-def by_code(ev: Evaluator, m: dict) -> tuple:
+def by_code(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+            m: dict,  # event id -> value
+           ) -> tuple:
     """(sorted event codes, values) of an event -> float dict: the arrays `lookup` reads.
 
     Args:
-        ev (Evaluator)
-        m (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        m (dict): event id -> value
     """
     items = sorted((ev.event_code[e], v) for e, v in m.items())
     return np.array([k for k, _ in items], np.int64), np.array([v for _, v in items], np.float64)
 
-def in_order(pre: np.ndarray, idx: np.ndarray, sub: np.ndarray|None = None) -> np.ndarray:
+def in_order(pre: np.ndarray,  # pre-rank scores, one per candidate (float array)
+             idx: np.ndarray,  # document indices, one per candidate (ints): the tie-break
+             sub: np.ndarray|None = None,  # positions to order (ints); None: every one
+            ) -> np.ndarray:
     """Positions (of `sub`, default all) in candidate order: pre-rank descending, then document index ascending.
 
     Args:
-        pre (np.ndarray)
-        idx (np.ndarray)
-        sub (np.ndarray | None, default None)
+        pre (np.ndarray): pre-rank scores, one per candidate (float array)
+        idx (np.ndarray): document indices, one per candidate (ints): the tie-break
+        sub (np.ndarray | None, default None): positions to order (ints); None: every one
     """
     if sub is None: return np.lexsort((idx, -pre))
     return sub[np.lexsort((idx[sub], -pre[sub]))]
 
-def first_in_order(pre: np.ndarray, idx: np.ndarray, m: int, skip=frozenset()) -> list:
+def first_in_order(pre: np.ndarray,  # pre-rank scores, one per candidate (float array)
+                   idx: np.ndarray,  # document indices, one per candidate (ints): the tie-break
+                   m: int,  # how many to select (>= 0)
+                   skip = frozenset(),  # positions never selected (forced into the cap already)
+                  ) -> list:
     """The first m positions in candidate order that are not in `skip`: a partial selection, not a sort of the pool.
 
     Args:
-        pre (np.ndarray)
-        idx (np.ndarray)
-        m (int)
-        skip (default frozenset())
+        pre (np.ndarray): pre-rank scores, one per candidate (float array)
+        idx (np.ndarray): document indices, one per candidate (ints): the tie-break
+        m (int): how many to select (>= 0)
+        skip (default frozenset()): positions never selected (forced into the cap already)
     """
     n, want = len(pre), m + len(skip)
     if m <= 0: return []
@@ -70,21 +83,36 @@ class Candidates:
     """The pool as arrays in join order; its candidate order (pre-rank desc, doc id asc) is found only where a rule reads it.
 
     Args:
-        ev (Evaluator)
-        idx
-        codes
-        bicos
-        lens_bonus
-        temporal
-        pre_rank
-        final_bonus
+        ev (Evaluator): the Evaluator whose corpus the indices are into
+        idx: document indices, one per candidate (ints): the tie-break
+        codes: owner-event codes, one per candidate
+        bicos: dense cosines, one per candidate
+        lens_bonus: lens bonuses, one per candidate (0 under v16)
+        temporal: temporal bonuses, one per candidate (+boost, -suppression or 0)
+        pre_rank: pre-rank scores, one per candidate: cosine + admission bonus
+        final_bonus: final bonuses, one per candidate
     """
-    def __init__(self, ev: Evaluator, idx, codes, bicos, lens_bonus, temporal, pre_rank, final_bonus):
+    def __init__(self,
+                 ev: Evaluator,  # the Evaluator whose corpus the indices are into
+                 idx,  # document indices, one per candidate (ints): the tie-break
+                 codes,  # owner-event codes, one per candidate
+                 bicos,  # dense cosines, one per candidate
+                 lens_bonus,  # lens bonuses, one per candidate (0 under v16)
+                 temporal,  # temporal bonuses, one per candidate (+boost, -suppression or 0)
+                 pre_rank,  # pre-rank scores, one per candidate: cosine + admission bonus
+                 final_bonus,  # final bonuses, one per candidate
+                ):
         self.ev, self.idx, self.codes = ev, idx, codes   # document indices, owner-event codes
         self.bicos, self.lens_bonus, self.temporal, self.pre_rank, self.final_bonus = bicos, lens_bonus, temporal, pre_rank, final_bonus
     def __len__(self) -> int: return len(self.idx)
-    def doc(self, i: int) -> str: return self.ev.corpus.doc_ids[int(self.idx[i])]
-    def event(self, i: int) -> str: return self.ev.event_names[int(self.codes[i])]
+    def doc(self,
+            i: int,  # a candidate's position in join order
+           ) -> str:
+        return self.ev.corpus.doc_ids[int(self.idx[i])]
+    def event(self,
+              i: int,  # a candidate's position in join order
+             ) -> str:
+        return self.ev.event_names[int(self.codes[i])]
     @cached_property
     def order(self) -> np.ndarray:
         "Every position in candidate order (a full sort: only rare rules read it)."
@@ -97,21 +125,24 @@ class Candidates:
     def events(self) -> list:
         "Event ids in candidate order."
         return [self.ev.event_names[c] for c in self.codes[self.order].tolist()]
-    def of_event(self, e: str) -> np.ndarray:
+    def of_event(self,
+                 e: str,  # an event id
+                ) -> np.ndarray:
         """Positions of the candidates standing for event e, in candidate order.
 
         Args:
-            e (str)
+            e (str): an event id
         """
         code = self.ev.event_code.get(e)
         if code is None: return np.zeros(0, np.int64)
         return in_order(self.pre_rank, self.idx, np.flatnonzero(self.codes == code))
 
-def candidates(ctx: QueryContext) -> Candidates:
+def candidates(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+              ) -> Candidates:
     """Candidates with their bonuses, in join order.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     p, ev, s1, extra = ctx.p, ctx.ev, ctx.stage1, ctx.pool.extra
     k = len(s1)
@@ -138,12 +169,14 @@ def candidates(ctx: QueryContext) -> Candidates:
 # %% ../../nbs/34g_candidates.ipynb #d99b7ee2
 FORCED = {"anchorBFS", "policyAdmitted", "entityResolution", "scopeAtom", "temporalRecord", "temporalMotif", "conflictMotif", "evidenceMotif"}
 
-def reranker_cap(ctx: QueryContext, c: Candidates) -> list:
+def reranker_cap(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                 c: Candidates,  # the query's candidates (candidates(ctx))
+                ) -> list:
     """Positions (into the candidates) of the reranker's input, in the order it is sent.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
     """
     cap = max(1, ctx.p.reranker_input_top_k)
     tagged = [x for x in ctx.pool.tagged.values() if x.slot is not None or (len(x.sources) > 1 and FORCED & set(x.sources))]

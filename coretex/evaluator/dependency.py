@@ -17,13 +17,16 @@ from .temporal import mark, record_applies_to, validity_events
 from .atoms import names_subject, window_events
 
 # %% ../../nbs/34k_dependency.ipynb #b1cde49a
-def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
+def ranking_key(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+               ) -> bytes:
     """The content key of a query's ordering: the query and the parts of the view it reads.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     r, p, subjects = view.reads, ev.profile, subjects_of(ev, q)
     anchors = ev.pipeline == "r5" and bool(ev.registry) and bool(subjects)
@@ -32,25 +35,33 @@ def ranking_key(ev: Evaluator, view: StateView, q: dict) -> bytes:
                        r.marks if is_temporal_query(p, q) else b"")
 
 # %% ../../nbs/34k_dependency.ipynb #ruleex01
-def window_reads(ev: Evaluator, view: StateView, sh: QueryShape, lo: int, hi: int) -> tuple:
+def window_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                 view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                 sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+                 lo: int,  # the window's first slot (ENTITY_ATOM_SLOTS or SCOPE_ATOM_SLOTS)
+                 hi: int,  # one past the window's last slot
+                ) -> tuple:
     """W: what entity or scope admission reads of slots lo..hi-1.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
-        lo (int)
-        hi (int)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
+        lo (int): the window's first slot (ENTITY_ATOM_SLOTS or SCOPE_ATOM_SLOTS)
+        hi (int): one past the window's last slot
     """
     return tuple(window_events(ev, view, sh.subjects, lo, hi))
 
-def policy_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+def policy_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                 view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                 sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+                ) -> tuple:
     """A: the evidence and conflict atoms admission and bonuses can fire, each with its target slot's event, in decode order.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
     """
     p = ev.profile
     if not sh.policy_gate: return ()
@@ -63,60 +74,78 @@ def policy_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
             elif e is not None and names_subject(ev, e, sh.subjects): out.append((fam, a.selector, a.action, a.budget, e))
     return tuple(out)
 
-def lens_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+def lens_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               view: StateView,  # the state's StateView (state_view, or ev.view(words))
+               sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+              ) -> tuple:
     """Lw: the weights of the active lenses whose edge type the BFS can meet.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
     """
     if ev.profile.category_lens_expansion_budget <= 0 or not view.lenses: return ()
     w = lens_weights(ev.profile, view.lenses, sh.lifecycle, sh.intents)
     return tuple(sorted((t, x) for t, x in w.items() if t in sh.lens_types))
 
-def mark_reads(ev: Evaluator, view: StateView, sh: QueryShape, pool_events) -> tuple:
+def mark_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               view: StateView,  # the state's StateView (state_view, or ev.view(words))
+               sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+               pool_events,  # E: the events of the query's pool on the parent
+              ) -> tuple:
     """M|E: the marks of the pool's events that a temporal record on them reaches.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
-        pool_events
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
+        pool_events: E: the events of the query's pool on the parent
     """
     if not sh.temporal: return ()
     return tuple(sorted((e, mark(view, e)) for e in view.current_events | view.stale_events
                         if e in pool_events and record_applies_to(ev.profile, ev.corpus, sh.q, e)))
 
-def validity_reads(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+def validity_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                   sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+                  ) -> tuple:
     """Vl: the marked validity events validity admission walks, in its order.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
     """
     return tuple(validity_events(ev.profile, ev.corpus, view, sh.q)) if sh.validity else ()
 
-def any_marks_read(ev: Evaluator, view: StateView, sh: QueryShape) -> tuple:
+def any_marks_read(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                   sh: QueryShape,  # the query's shape (query_shape): its subjects, intents and gates
+                  ) -> tuple:
     """AM: whether the state marks any event, the one global bit an ordering reads (Memory-IR of scope-intent queries).
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        sh (QueryShape)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        sh (QueryShape): the query's shape (query_shape): its subjects, intents and gates
     """
     return (bool(view.current_events or view.stale_events),) if ev.profile.memory_ir_full and sh.scope_intent else ()
 
-def query_reads(ev: Evaluator, view: StateView, q: dict, pool_events, stores: QueryStores|None = None) -> tuple:
+def query_reads(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                pool_events,  # E: the events of the query's pool on the parent (stage 1's owner events and `extra_events`)
+                stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+               ) -> tuple:
     """(W entity, W scope, A, Lw, M|E, Vl, AM): everything the query's ordering reads of a state whose pool holds `pool_events`.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        pool_events
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        pool_events: E: the events of the query's pool on the parent (stage 1's owner events and `extra_events`)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     sh = query_shape(ev, q, stores)
     return (window_reads(ev, view, sh, *ENTITY_ATOM_SLOTS) if sh.entity_gate else (),
@@ -132,13 +161,13 @@ class ViewChanges:
     Attributes:
         window (bool): a slot of the entity or scope window changed
         atoms (bool): evidence or conflict atoms changed, or a slot one of them targets
-        lenses (bool)
+        lenses (bool): whether the lenses changed
         marks (frozenset): the events whose mark changed
         any_marks (bool): whether any event is marked flipped
     """
     window: bool          # a slot of the entity or scope window changed
     atoms: bool           # evidence or conflict atoms changed, or a slot one of them targets
-    lenses: bool
+    lenses: bool  # whether the lenses changed
     marks: frozenset      # the events whose mark changed
     any_marks: bool       # whether any event is marked flipped
     @property
@@ -146,12 +175,14 @@ class ViewChanges:
         "Nothing any ordering reads changed."
         return not (self.window or self.atoms or self.lenses or self.marks or self.any_marks)
 
-def view_changes(pv: StateView, cv: StateView) -> ViewChanges:
+def view_changes(pv: StateView,  # the parent state's StateView
+                 cv: StateView,  # the patched state's StateView
+                ) -> ViewChanges:
     """The rule's summary of a patch, from its two views.
 
     Args:
-        pv (StateView)
-        cv (StateView)
+        pv (StateView): the parent state's StateView
+        cv (StateView): the patched state's StateView
     """
     slots = {s for s in pv.slot_family.keys() | cv.slot_family.keys() if pv.slot_family.get(s) != cv.slot_family.get(s)}
     slots |= {s for s in pv.anchors.keys() | cv.anchors.keys() if pv.anchors.get(s) != cv.anchors.get(s)}
@@ -163,18 +194,24 @@ def view_changes(pv: StateView, cv: StateView) -> ViewChanges:
     return ViewChanges(any(ENTITY_ATOM_SLOTS[0] <= s < SCOPE_ATOM_SLOTS[1] for s in slots), atoms, pv.lenses != cv.lenses, frozenset(marks),
                        bool(pv.current_events or pv.stale_events) != bool(cv.current_events or cv.stale_events))
 
-def query_affected(ev: Evaluator, pv: StateView, cv: StateView, ch: ViewChanges, q: dict, extra_events=frozenset(),
-                   stores: QueryStores|None = None) -> bool:
+def query_affected(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   pv: StateView,  # the parent state's StateView
+                   cv: StateView,  # the patched state's StateView
+                   ch: ViewChanges,  # what the patch changed in the view (view_changes(pv, cv))
+                   q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                   extra_events = frozenset(),  # events routing added to the query's pool on the parent (Ordered.extra_events)
+                   stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+                  ) -> bool:
     """query_reads differ on the two views, for the parent's pool (stage 1 and `extra_events`): compared only where the patch changed something.
 
     Args:
-        ev (Evaluator)
-        pv (StateView)
-        cv (StateView)
-        ch (ViewChanges)
-        q (dict)
-        extra_events (default frozenset())
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        pv (StateView): the parent state's StateView
+        cv (StateView): the patched state's StateView
+        ch (ViewChanges): what the patch changed in the view (view_changes(pv, cv))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        extra_events (default frozenset()): events routing added to the query's pool on the parent (Ordered.extra_events)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     if ch.none: return False
     sh = query_shape(ev, q, stores)

@@ -22,13 +22,16 @@ from .per_query import _r5_abstention, query_metrics
 from .dependency import query_affected, ranking_key, view_changes
 
 # %% ../../nbs/35_evaluate.ipynb #b92a4b55
-def ranked(ev: Evaluator, words, q: dict) -> tuple:
+def ranked(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+           words,  # the state's 1,024 words
+           q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+          ) -> tuple:
     """(view, ranking) of a query on a state; the ordering is reused from any state that agrees on what it reads.
 
     Args:
-        ev (Evaluator)
-        words
-        q (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        words: the state's 1,024 words
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     view = ev.view(words)
     if not ev.cache.reuse: return view, vote(ev, view, order_query(ev, view, q))   # rank_query, through this module's order_query (what a counting caller wraps)
@@ -39,33 +42,44 @@ class PatchWork:
     """What one patch's evaluation computes once and shares between its parent and child and its Gate and Confirm packs; passed explicitly, it dies with the patch.
 
     Args:
-        ev (Evaluator)
-        roots (dict | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        roots (dict | None, default None): 'parent' / 'child' -> the state's root, when the caller has them (keys orderings by root)
     """
-    def __init__(self, ev: Evaluator, roots: dict|None = None):
+    def __init__(self,
+                 ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                 roots: dict|None = None,  # 'parent' / 'child' -> the state's root, when the caller has them (keys orderings by root)
+                ):
         self.ev, self.stores = ev, ev.stores()   # caches off: this patch's own stores
         self.roots = dict(roots or {})   # "parent"/"child" -> state root, when the caller has it: the rankings store's cheapest key
         self.views, self.orders, self.affected, self.changes = {}, {}, {}, None
-    def view(self, words, state: str) -> StateView:
+    def view(self,
+             words,  # the state's 1,024 words
+             state: str,  # 'parent' or 'child': which state of the patch
+            ) -> StateView:
         """The view of the patch's `state` ('parent' or 'child'), decoded once per patch.
 
         Args:
-            words
-            state (str)
+            words: the state's 1,024 words
+            state (str): 'parent' or 'child': which state of the patch
         """
         v = self.views.get(state)
         if v is None: v = self.views[state] = self.ev.view(words)
         return v
 
-def ordered(ev: Evaluator, view: StateView, q: dict, work: PatchWork, state: str) -> Ordered:
+def ordered(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+            view: StateView,  # the state's StateView (state_view, or ev.view(words))
+            q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+            work: PatchWork,  # one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+            state: str,  # 'parent' or 'child': which of the patch's states `view` is
+           ) -> Ordered:
     """The query's ordering on the patch's `state`: once per patch, and with caches on from the rankings store.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        work (PatchWork)
-        state (str)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        work (PatchWork): one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+        state (str): 'parent' or 'child': which of the patch's states `view` is
     """
     k = (state, q["id"])
     o = work.orders.get(k)
@@ -87,16 +101,22 @@ def _each(ev: Evaluator, items: list, label: str):
     from tqdm import tqdm
     return tqdm(items, desc=label or "scoring", unit="query", file=sys.stderr, leave=False)
 
-def affected_flags(ev: Evaluator, pack: list, pv: StateView, cv: StateView, work: PatchWork, before: list) -> list:
+def affected_flags(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   pack: list,  # the pack's query events, in draw order (64 at launch)
+                   pv: StateView,  # the parent state's StateView
+                   cv: StateView,  # the patched state's StateView
+                   work: PatchWork,  # one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+                   before: list,  # the parent's orderings, one per query of `pack`
+                  ) -> list:
     """Per query of the pack, whether the patch can change its ordering (`before`: its orderings on the parent), decided once per patch.
 
     Args:
-        ev (Evaluator)
-        pack (list)
-        pv (StateView)
-        cv (StateView)
-        work (PatchWork)
-        before (list)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        pack (list): the pack's query events, in draw order (64 at launch)
+        pv (StateView): the parent state's StateView
+        cv (StateView): the patched state's StateView
+        work (PatchWork): one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+        before (list): the parent's orderings, one per query of `pack`
     """
     if work.changes is None: work.changes = view_changes(pv, cv)
     out = []
@@ -106,29 +126,39 @@ def affected_flags(ev: Evaluator, pack: list, pv: StateView, cv: StateView, work
         out.append(a)
     return out
 
-def pack_orders(ev: Evaluator, pack: list, pv: StateView, cv: StateView, work: PatchWork, label: str = "") -> tuple:
+def pack_orders(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                pack: list,  # the pack's query events, in draw order (64 at launch)
+                pv: StateView,  # the parent state's StateView
+                cv: StateView,  # the patched state's StateView
+                work: PatchWork,  # one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+                label: str = "",  # a progress-bar label ('' for none)
+               ) -> tuple:
     """(the parent's orderings, the child's): the child orders anew only the queries the dependency rule calls affected.
 
     Args:
-        ev (Evaluator)
-        pack (list)
-        pv (StateView)
-        cv (StateView)
-        work (PatchWork)
-        label (str, default '')
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        pack (list): the pack's query events, in draw order (64 at launch)
+        pv (StateView): the parent state's StateView
+        cv (StateView): the patched state's StateView
+        work (PatchWork): one patch's shared work (PatchWork): views, orderings, the rule's verdicts
+        label (str, default ''): a progress-bar label ('' for none)
     """
     before = [ordered(ev, pv, q, work, "parent") for q in _each(ev, pack, label)]
     flags = affected_flags(ev, pack, pv, cv, work, before)
     return before, [ordered(ev, cv, q, work, "child") if a else o for q, o, a in zip(pack, before, flags)]
 
-def score_orders(ev: Evaluator, view: StateView, pack: list, orders: list) -> StateScore:
+def score_orders(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                 view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                 pack: list,  # the pack's query events, in draw order (64 at launch)
+                 orders: list,  # one ordering per query of `pack`, in pack order
+                ) -> StateScore:
     """The composite of one state from its pack's orderings: this state's abstention vote, then the metrics (kept on the ordering).
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        pack (list)
-        orders (list)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        pack (list): the pack's query events, in draw order (64 at launch)
+        orders (list): one ordering per query of `pack`, in pack order
     """
     r5 = _r5_abstention(ev, view)
     per = []
@@ -142,16 +172,16 @@ def score_orders(ev: Evaluator, view: StateView, pack: list, orders: list) -> St
         per.append(m)
     return state_score(per, view.structural_validity, ev.profile.weights)
 
-def affected_queries(ev: Evaluator,
-                     parent,                       # the parent state's 1,024 words
-                     child,                        # the patched state's
-                     pack: list,                   # query events
+def affected_queries(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                     parent,  # the parent state's 1,024 words
+                     child,  # the patched state's
+                     pack: list,  # query events
                      work: PatchWork|None = None,  # the patch's shared work, if the caller keeps it
-                     ) -> set:
+                    ) -> set:
     """Ids of the pack's queries whose ordering the patch can change: every other one orders on the child exactly as on the parent.
 
     Args:
-        ev (Evaluator)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
         parent: the parent state's 1,024 words
         child: the patched state's
         pack (list): query events
@@ -163,14 +193,18 @@ def affected_queries(ev: Evaluator,
     return {q["id"] for q, a in zip(pack, affected_flags(ev, pack, pv, cv, work, before)) if a}
 
 # %% ../../nbs/35_evaluate.ipynb #7517425e
-def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore:
+def score_state(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                pack: list,  # the pack's query events, in draw order (64 at launch)
+                words,  # the state's 1,024 words
+                label: str = "",  # a progress-bar label ('' for none)
+               ) -> StateScore:
     """The composite of one state on one pack, with per-query scores.
 
     Args:
-        ev (Evaluator)
-        pack (list)
-        words
-        label (str, default '')
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        pack (list): the pack's query events, in draw order (64 at launch)
+        words: the state's 1,024 words
+        label (str, default ''): a progress-bar label ('' for none)
     """
     work = PatchWork(ev)
     ev.fs.prime(pack, work.stores.first_stage)
@@ -178,34 +212,44 @@ def score_state(ev: Evaluator, pack: list, words, label: str = "") -> StateScore
     return score_orders(ev, view, pack, [ordered(ev, view, q, work, "state") for q in _each(ev, pack, label)])
 
 # %% ../../nbs/35_evaluate.ipynb #6f4e46ef
-def seed_inputs_for(ev: Evaluator,
+def seed_inputs_for(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
                     epoch_secret: bytes,  # revealed after the epoch
-                    blockhash: bytes,     # the target block's hash
-                    epoch_id: int, patch_hash: bytes, parent_root: bytes) -> SeedInputs:
+                    blockhash: bytes,  # the target block's hash
+                    epoch_id: int,  # the epoch number the seeds draw on (int >= 0)
+                    patch_hash: bytes,  # the patch's hash, 32 bytes (patch_hash)
+                    parent_root: bytes,  # the parent state's root, 32 bytes
+                   ) -> SeedInputs:
     """The one place seed inputs are built: the corpus's root and the evaluator's pinned bundleHash.
 
     Args:
-        ev (Evaluator)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
         epoch_secret (bytes): revealed after the epoch
         blockhash (bytes): the target block's hash
-        epoch_id (int)
-        patch_hash (bytes)
-        parent_root (bytes)
+        epoch_id (int): the epoch number the seeds draw on (int >= 0)
+        patch_hash (bytes): the patch's hash, 32 bytes (patch_hash)
+        parent_root (bytes): the parent state's root, 32 bytes
     """
     return SeedInputs(epoch_secret, blockhash, epoch_id, patch_hash, parent_root, ev.corpus.root, ev.bundle_hash)
 
 # %% ../../nbs/35_evaluate.ipynb #4977c398
-def score_pack(ev: Evaluator, seed: bytes, epoch_id: int, parent, child, which: str = "", work: PatchWork|None = None) -> tuple:
+def score_pack(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               seed: bytes,  # the 32-byte seed the pack is drawn from (eval_seed)
+               epoch_id: int,  # the epoch number the seeds draw on (int >= 0)
+               parent,  # the parent state's 1,024 words
+               child,  # the patched state's 1,024 words
+               which: str = "",  # 'gate', 'confirm' or '' (only a progress label here)
+               work: PatchWork|None = None,  # one patch's shared work; None: a new PatchWork for this call
+              ) -> tuple:
     """(pack, parent's score, child's score) on the pack drawn from `seed`: what the coordinator and a replay both compute.
 
     Args:
-        ev (Evaluator)
-        seed (bytes)
-        epoch_id (int)
-        parent
-        child
-        which (str, default '')
-        work (PatchWork | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        seed (bytes): the 32-byte seed the pack is drawn from (eval_seed)
+        epoch_id (int): the epoch number the seeds draw on (int >= 0)
+        parent: the parent state's 1,024 words
+        child: the patched state's 1,024 words
+        which (str, default ''): 'gate', 'confirm' or '' (only a progress label here)
+        work (PatchWork | None, default None): one patch's shared work; None: a new PatchWork for this call
     """
     pack, work = ev.draw(seed, epoch_id), work or PatchWork(ev)
     ev.fs.prime(pack, work.stores.first_stage)
@@ -219,43 +263,49 @@ class PackReport:
     """One pack: its seed and draw, both states' components and ppm, the delta and the pack's acceptance.
 
     Attributes:
-        which (str)
-        seed (bytes)
-        pack (tuple)
-        before (Components)
-        after (Components)
-        before_ppm (int)
-        after_ppm (int)
-        delta_ppm (int)
-        accepted (bool)
-        reason (str | None)
+        which (str): 'gate' or 'confirm'
+        seed (bytes): the 32-byte seed the pack was drawn from
+        pack (tuple): the pack's query ids, in draw order
+        before (Components): the parent's components on the pack
+        after (Components): the patched state's components on the pack
+        before_ppm (int): the parent's composite, in ppm
+        after_ppm (int): the patched state's composite, in ppm
+        delta_ppm (int): after_ppm - before_ppm
+        accepted (bool): whether the pack accepts the patch
+        reason (str | None): why not (the pack verdict's reason), or None
     """
-    which: str
-    seed: bytes
-    pack: tuple
-    before: Components
-    after: Components
-    before_ppm: int
-    after_ppm: int
-    delta_ppm: int
-    accepted: bool
-    reason: str|None
+    which: str  # 'gate' or 'confirm'
+    seed: bytes  # the 32-byte seed the pack was drawn from
+    pack: tuple  # the pack's query ids, in draw order
+    before: Components  # the parent's components on the pack
+    after: Components  # the patched state's components on the pack
+    before_ppm: int  # the parent's composite, in ppm
+    after_ppm: int  # the patched state's composite, in ppm
+    delta_ppm: int  # after_ppm - before_ppm
+    accepted: bool  # whether the pack accepts the patch
+    reason: str|None  # why not (the pack verdict's reason), or None
     def to_json(self) -> dict:
         "The report's JSON: hex seed, components under the reference's names."
         return {"which": self.which, "seed": to_hex(self.seed), "pack": list(self.pack), "before": self.before.to_json(),
                 "after": self.after.to_json(), "before_ppm": self.before_ppm, "after_ppm": self.after_ppm,
                 "delta_ppm": self.delta_ppm, "accepted": self.accepted, "reason": self.reason}
 
-def run_pack(ev: Evaluator, which: str, s: SeedInputs, parent, child, work: PatchWork|None = None) -> PackReport:
+def run_pack(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+             which: str,  # 'gate' or 'confirm': the pack's name (and its progress label)
+             s: SeedInputs,  # the seed inputs of the epoch and patch (seed_inputs_for)
+             parent,  # the parent state's 1,024 words
+             child,  # the patched state's 1,024 words
+             work: PatchWork|None = None,  # one patch's shared work; None: a new PatchWork for this call
+            ) -> PackReport:
     """Draw one pack from its seed, score both states on it, and judge it.
 
     Args:
-        ev (Evaluator)
-        which (str)
-        s (SeedInputs)
-        parent
-        child
-        work (PatchWork | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        which (str): 'gate' or 'confirm': the pack's name (and its progress label)
+        s (SeedInputs): the seed inputs of the epoch and patch (seed_inputs_for)
+        parent: the parent state's 1,024 words
+        child: the patched state's 1,024 words
+        work (PatchWork | None, default None): one patch's shared work; None: a new PatchWork for this call
     """
     p, seed = ev.profile, eval_seed(which, s)
     pack, before, after = score_pack(ev, seed, s.epoch_id, parent, child, which, work)
@@ -271,40 +321,41 @@ class EvalReport:
     Attributes:
         outcome (str): REJECT | SCREENER_PASS | STATE_ADVANCE
         reason (str | None): "<code>:<pack reason>" for a rejection
-        gate (PackReport)
+        gate (PackReport): the Gate pack's report
         confirm (PackReport | None): None when Gate was not accepted
-        parent_root (bytes)
-        child_root (bytes)
-        patch_hash (bytes)
+        parent_root (bytes): the parent state's root, 32 bytes
+        child_root (bytes): the patched state's root, 32 bytes
+        patch_hash (bytes): the patch's hash, 32 bytes
     """
     outcome: str               # REJECT | SCREENER_PASS | STATE_ADVANCE
     reason: str|None           # "<code>:<pack reason>" for a rejection
-    gate: PackReport
+    gate: PackReport  # the Gate pack's report
     confirm: PackReport|None   # None when Gate was not accepted
-    parent_root: bytes
-    child_root: bytes
-    patch_hash: bytes
+    parent_root: bytes  # the parent state's root, 32 bytes
+    child_root: bytes  # the patched state's root, 32 bytes
+    patch_hash: bytes  # the patch's hash, 32 bytes
     def to_json(self) -> dict:
         "The report's JSON, as `coretex evaluate --json` prints it."
         return {"outcome": self.outcome, "reason": self.reason, "gate": self.gate.to_json(),
                 "confirm": self.confirm.to_json() if self.confirm else None, "parent_root": to_hex(self.parent_root),
                 "child_root": to_hex(self.child_root), "patch_hash": to_hex(self.patch_hash)}
 
-def evaluate_patch(ev: Evaluator,
-                   parent,                           # the parent state's 1,024 words
-                   patch: bytes,                     # the patch's wire bytes
-                   blockhash: bytes,                 # the target block's hash
+def evaluate_patch(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   parent,  # the parent state's 1,024 words
+                   patch: bytes,  # the patch's wire bytes
+                   blockhash: bytes,  # the target block's hash
                    epoch_secret: bytes = ZERO32,  # the epoch secret the seeds draw on (zero: a test epoch)
-                   epoch_id: int = 0) -> EvalReport:
+                   epoch_id: int = 0,  # the epoch number the seeds draw on (int >= 0)
+                  ) -> EvalReport:
     """Gate then (if Gate is accepted) Confirm on a patch: the typed verdict.
 
     Args:
-        ev (Evaluator)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
         parent: the parent state's 1,024 words
         patch (bytes): the patch's wire bytes
         blockhash (bytes): the target block's hash
         epoch_secret (bytes, default ZERO32): the epoch secret the seeds draw on (zero: a test epoch)
-        epoch_id (int, default 0)
+        epoch_id (int, default 0): the epoch number the seeds draw on (int >= 0)
     """
     # a prepared parent (its Merkle tree and cell faults) is kept like its view: an epoch's patches share a few parents
     ps = ev.cache.views.get_or(("parent", tuple(parent)), lambda: prepare(parent)) if ev.cache.reuse else prepare(parent)
@@ -318,13 +369,13 @@ def evaluate_patch(ev: Evaluator,
     return EvalReport(outcome, f"{code}:{why}" if code else None, gate, confirm, ps.root, child.root, child.patch_hash)
 
 # %% ../../nbs/35_evaluate.ipynb #7479368c
-def render_report(rep: EvalReport,
+def render_report(rep: EvalReport,  # a patch's verdict (evaluate_patch)
                   reranker: str = "",  # the reranker's name, shown on the first line
                  ) -> str:
     """A report as aligned text.
 
     Args:
-        rep (EvalReport)
+        rep (EvalReport): a patch's verdict (evaluate_patch)
         reranker (str, default ''): the reranker's name, shown on the first line
     """
     packs = [p for p in (rep.gate, rep.confirm) if p]

@@ -19,22 +19,27 @@ from .stage1 import Evaluator, Pool, QueryStores, Stage1, name_pattern, stage1_o
 from .views import StateView
 
 # %% ../../nbs/34c_intents.ipynb #47302a44
-def name_in(text: str, name: str) -> bool:
+def name_in(text: str,  # a query's text, any case (None reads as empty)
+            name: str,  # an entity name or alias, lower-case
+           ) -> bool:
     """The name occurs in the text as the reference finds names.
 
     Args:
-        text (str)
-        name (str)
+        text (str): a query's text, any case (None reads as empty)
+        name (str): an entity name or alias, lower-case
     """
     return name_pattern(name).search(text) is not None
 
-def query_subjects(ev: Evaluator, q: dict, fanout: int = 4) -> frozenset:
+def query_subjects(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                   q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                   fanout: int = 4,  # at most this many subjects: more names found means none (ambiguity fails closed)
+                  ) -> frozenset:
     """The public subject entities of a query, or none when its names are ambiguous (or there is no registry).
 
     Args:
-        ev (Evaluator)
-        q (dict)
-        fanout (int, default 4)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        fanout (int, default 4): at most this many subjects: more names found means none (ambiguity fails closed)
     """
     if not ev.registry: return frozenset()
     if q.get("subjectEntityId") and q["subjectEntityId"] not in ev.generic: return frozenset([q["subjectEntityId"]])
@@ -61,11 +66,12 @@ _INTENT_CUES = (  # (edge type, pattern) in the reference's order
     ("coreference_of", rf"\bthe (?:{_ROLES1})\b"), ("coreference_of", rf"\bthe (?:{_ROLES2})\b"))
 _INTENT_RES = tuple((et, re.compile(pat)) for et, pat in _INTENT_CUES)   # compiled once: every query is read again on every patch
 
-def relation_intent(text: str) -> set:
+def relation_intent(text: str,  # a query's text, any case (None reads as empty)
+                   ) -> set:
     """Edge types whose reach the query's public wording asks for.
 
     Args:
-        text (str)
+        text (str): a query's text, any case (None reads as empty)
     """
     t = (text or "").lower()
     return {et for et, pat in _INTENT_RES if pat.search(t)}
@@ -78,33 +84,38 @@ _LIFECYCLE_CUES = tuple((re.compile(pat), intent) for pat, intent in (   # in th
     (r"\b(?:which name|what name)\b.*\b(?:refer|same entity|same person|same project)\b", "coreference_of"),
     (r"\b(?:rename|renamed|formerly known as|previously known as)\b", "coreference_of")))
 
-def lifecycle_intent(text: str) -> str|None:
+def lifecycle_intent(text: str,  # a query's text, any case (None reads as empty)
+                    ) -> str|None:
     """'supersedes', 'coreference_of' or None, from the query's lifecycle wording.
 
     Args:
-        text (str)
+        text (str): a query's text, any case (None reads as empty)
     """
     t = (text or "").lower()
     return next((intent for pat, intent in _LIFECYCLE_CUES if pat.search(t)), None)
 
 # %% ../../nbs/34c_intents.ipynb #cdf6a7cc
-def conflict_intent(text: str, names: set) -> bool:
+def conflict_intent(text: str,  # a query's text, any case (None reads as empty)
+                    names: set,  # the registry's lower-cased entity names (ev.registry_names)
+                   ) -> bool:
     """A leading 'For <scope>,' whose scope is not an entity name.
 
     Args:
-        text (str)
-        names (set)
+        text (str): a query's text, any case (None reads as empty)
+        names (set): the registry's lower-cased entity names (ev.registry_names)
     """
     m = re.match(r"for\s+([^,]+),", (text or "").lower())
     return bool(m) and m.group(1).strip() not in names
 
 # %% ../../nbs/34c_intents.ipynb #8ef55b57
-def subjects_of(ev: Evaluator, q: dict) -> frozenset:
+def subjects_of(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+               ) -> frozenset:
     """query_subjects, computed once per query (it scans the registry's name patterns).
 
     Args:
-        ev (Evaluator)
-        q (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     key = (q["id"], q.get("queryText"), q.get("subjectEntityId"))
     if key not in ev._subjects: ev._subjects[key] = query_subjects(ev, q)
@@ -113,53 +124,62 @@ def subjects_of(ev: Evaluator, q: dict) -> frozenset:
 # %% ../../nbs/34c_intents.ipynb #80f09693
 SCOPE_KEYS = ("projectId", "sessionId", "topicId", "taskId", "userScopeId")
 
-def public_scope(q: dict) -> dict|None:
+def public_scope(q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                ) -> dict|None:
     """The query's public scope keys (from `scope`, else `publicIntent`).
 
     Args:
-        q (dict)
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     raw = q.get("scope") or q.get("publicIntent") or {}
     out = {k: raw[k] for k in SCOPE_KEYS if isinstance(raw.get(k), str) and raw[k]}
     return out or None
 
 # %% ../../nbs/34c_intents.ipynb #28d000de
-def validity_query(p: Profile, q: dict) -> bool:
+def validity_query(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+                   q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                  ) -> bool:
     """A validity_atom public intent, with validity atoms enabled.
 
     Args:
-        p (Profile)
-        q (dict)
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     return p.enable_validity_atoms and (q.get("publicIntent") or {}).get("atom") == "validity_atom"
 
-def is_temporal_query(p: Profile, q: dict) -> bool:
+def is_temporal_query(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+                      q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                     ) -> bool:
     """A temporal-family query, or a validity query.
 
     Args:
-        p (Profile)
-        q (dict)
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     return q["family"] == "temporal" or validity_query(p, q)
 
 # %% ../../nbs/34c_intents.ipynb #62fd2ea0
-def lens_directions(ev: Evaluator, event_id: str) -> tuple:
+def lens_directions(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                    event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                   ) -> tuple:
     """[(neighbour event, edge type)] along forward relations, and along inverse ones (bidirectional traversal).
 
     Args:
-        ev (Evaluator)
-        event_id (str)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     fwd = [(r["other_id"], r["edgeType"]) for r in ev.corpus.by_id[event_id].get("relations") or ()]
     return fwd, (ev.inverse.get(event_id, []) if ev.profile.category_lens_bidirectional else [])
 
 # %% ../../nbs/34c_intents.ipynb #4788d580
-def lens_reach(ev: Evaluator, seeds) -> frozenset:
+def lens_reach(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               seeds,  # event ids the walk starts from (the lens seeds), any order
+              ) -> frozenset:
     """Edge types of every corpus relation within the lens hop budget of `seeds`, walking every edge either way (a superset of the BFS's).
 
     Args:
-        ev (Evaluator)
-        seeds
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        seeds: event ids the walk starts from (the lens seeds), any order
     """
     p = ev.profile
     hops = p.category_lens_hop_budget if p.category_lens_hop_budget and p.category_lens_hop_budget > 0 else p.relation_hop_budget
@@ -180,11 +200,15 @@ class QueryShape:
     """A query's own facts, the same on every state: subjects, intents, its stage 1 and dense cosines, and which parts of a state its ordering can read.
 
     Args:
-        ev (Evaluator)
-        q (dict)
-        stores (QueryStores)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
-    def __init__(self, ev: Evaluator, q: dict, stores: QueryStores):
+    def __init__(self,
+                 ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                 q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                 stores: QueryStores,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+                ):
         p, text = ev.profile, q.get("queryText")
         self.ev, self.q, self.stores = ev, q, stores
         self.subjects = subjects_of(ev, q)
@@ -235,13 +259,16 @@ class QueryShape:
         k = p.category_lens_seed_top_k if p.category_lens_seed_top_k and p.category_lens_seed_top_k > 0 else len(s1)
         return lens_reach(self.ev, s1.events_head(min(k, len(s1))))
 
-def query_shape(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> QueryShape:
+def query_shape(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+               ) -> QueryShape:
     """The query's shape, kept in `stores` (default `ev.stores()`: the Evaluator's with caches on).
 
     Args:
-        ev (Evaluator)
-        q (dict)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     stores = stores or ev.stores()
     pi, sc = q.get("publicIntent"), q.get("scope")
@@ -256,22 +283,22 @@ class QueryContext:
     """What routing reads and accumulates about one query on one state.
 
     Attributes:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        shape (QueryShape)
-        pool (Pool)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        shape (QueryShape): the query's shape (query_shape)
+        pool (Pool): the query's pool, started from its stage 1
         lens_weight (dict, default dfield(default_factory=dict)): doc -> normalised category-lens weight
         lens_peers (dict, default dfield(default_factory=dict)): event -> {peer event: True}, in the order found
         matched_anchors (dict, default dfield(default_factory=dict)): anchor events a policy selector matched, in order
         entity_docs (dict, default dfield(default_factory=dict)): docs entity_resolution atoms admitted
         scope_docs (dict, default dfield(default_factory=dict)): docs scope atoms admitted
     """
-    ev: Evaluator
-    view: StateView
-    q: dict
-    shape: QueryShape
-    pool: Pool
+    ev: Evaluator  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+    view: StateView  # the state's StateView (state_view, or ev.view(words))
+    q: dict  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+    shape: QueryShape  # the query's shape (query_shape)
+    pool: Pool  # the query's pool, started from its stage 1
     lens_weight: dict = dfield(default_factory=dict)       # doc -> normalised category-lens weight
     lens_peers: dict = dfield(default_factory=dict)        # event -> {peer event: True}, in the order found
     matched_anchors: dict = dfield(default_factory=dict)   # anchor events a policy selector matched, in order
@@ -293,22 +320,28 @@ class QueryContext:
     def intents(self) -> frozenset: return self.shape.intents
     @property
     def lifecycle(self) -> str|None: return self.shape.lifecycle
-    def edge_admissible(self, edge_type: str) -> bool:
+    def edge_admissible(self,
+                        edge_type: str,  # an edge type: 'supports', 'causes', 'derived_from', 'supersedes', 'coreference_of', ...
+                       ) -> bool:
         """A public edge type, and (relation-typed admission) one the query's intent names.
 
         Args:
-            edge_type (str)
+            edge_type (str): an edge type: 'supports', 'causes', 'derived_from', 'supersedes', 'coreference_of', ...
         """
         return edge_type in EDGE_TYPES.values() and (not self.p.policy_relation_typed_admission or edge_type in self.intents)
 
-def query_context(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> QueryContext:
+def query_context(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                  view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                  q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                  stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+                 ) -> QueryContext:
     """A query's shape and the pool its stage 1 starts, on one state.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     sh = query_shape(ev, q, stores)
     return QueryContext(ev, view, q, sh, Pool(sh.stage1))

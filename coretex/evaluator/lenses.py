@@ -10,14 +10,18 @@ from .metrics import Profile
 from .intents import QueryContext, lens_directions
 
 # %% ../../nbs/34e_lenses.ipynb #aadcf730
-def lens_weights(p: Profile, lenses, life: str|None, intents) -> dict:
+def lens_weights(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+                 lenses,  # category lenses (view.lenses), in decode order
+                 life: str|None,  # the query's lifecycle intent: 'supersedes', 'coreference_of' or None
+                 intents,  # the query's relation intents: a set of edge types
+                ) -> dict:
     """edge type -> weight of the heaviest of `lenses` that a query of this lifecycle and these intents admits.
 
     Args:
-        p (Profile)
-        lenses
-        life (str | None)
-        intents
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        lenses: category lenses (view.lenses), in decode order
+        life (str | None): the query's lifecycle intent: 'supersedes', 'coreference_of' or None
+        intents: the query's relation intents: a set of edge types
     """
     out = {}
     for lens in lenses:
@@ -28,23 +32,28 @@ def lens_weights(p: Profile, lenses, life: str|None, intents) -> dict:
         if t not in out or lens.weight > out[t]: out[t] = lens.weight
     return out
 
-def active_lenses(ctx: QueryContext) -> dict:
+def active_lenses(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                 ) -> dict:
     """edge type -> weight of the heaviest lens the query's intent admits.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     return lens_weights(ctx.p, ctx.view.lenses, ctx.lifecycle, ctx.intents)
 
 # %% ../../nbs/34e_lenses.ipynb #b6cd5ea6
-def lens_add(ctx: QueryContext, event_id: str, weight: float, cap: int) -> int:
+def lens_add(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+             event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+             weight: float,  # the lens weight, in 0..1 (lens weight / 0xFFFF)
+             cap: int,  # at most this many new documents (what is left of the expansion budget)
+            ) -> int:
     """Add an event's truths with a lens weight (addEventTruthsToPool); the number of new documents.
 
     Args:
-        ctx (QueryContext)
-        event_id (str)
-        weight (float)
-        cap (int)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
+        weight (float): the lens weight, in 0..1 (lens weight / 0xFFFF)
+        cap (int): at most this many new documents (what is left of the expansion budget)
     """
     added = 0
     for td in ctx.corpus.by_id[event_id]["truthDocuments"]:
@@ -60,11 +69,12 @@ def _peer(ctx: QueryContext, a: str, b: str) -> None:
     ctx.lens_peers.setdefault(a, {})[b] = True; ctx.lens_peers.setdefault(b, {})[a] = True
 
 # %% ../../nbs/34e_lenses.ipynb #a757e9bf
-def category_lens_bfs(ctx: QueryContext) -> None:
+def category_lens_bfs(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                     ) -> None:
     """Expand the pool along the corpus relations the state's category lenses name.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     lenses, budget, p = active_lenses(ctx), ctx.p.category_lens_expansion_budget, ctx.p
     if not lenses or budget <= 0: return

@@ -14,11 +14,12 @@ from .atoms import is_memory_event, scope_matches
 from .temporal import lifecycle
 
 # %% ../../nbs/34h_memory_ir.ipynb #75aa5ab1
-def memory_ir_header(ir: dict) -> str|None:
+def memory_ir_header(ir: dict,  # a candidate's Memory-IR fields: lifecycle, evidence_role, relation_path, scope_match, ...
+                    ) -> str|None:
     """The shared Memory-IR header of an IR record, or None if it says nothing.
 
     Args:
-        ir (dict)
+        ir (dict): a candidate's Memory-IR fields: lifecycle, evidence_role, relation_path, scope_match, ...
     """
     parts = [f"lifecycle={ir['lifecycle']}"] if ir.get("lifecycle", "none") != "none" else []
     if ir.get("evidence_role", "none") != "none": parts.append(f"role={ir['evidence_role']}")
@@ -28,13 +29,16 @@ def memory_ir_header(ir: dict) -> str|None:
     return f"[memory_ir {'; '.join(parts)}]" if parts else None
 
 # %% ../../nbs/34h_memory_ir.ipynb #cadef483
-def memory_ir(ctx: QueryContext, doc: str, event: str) -> dict|None:
+def memory_ir(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+              doc: str,  # a capped candidate's document id
+              event: str,  # the event id the document stands for
+             ) -> dict|None:
     """The IR the reference derives for one candidate (temporal lifecycle; entity and scope atoms).
 
     Args:
-        ctx (QueryContext)
-        doc (str)
-        event (str)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        doc (str): a capped candidate's document id
+        event (str): the event id the document stands for
     """
     scope_intent = ctx.shape.scope_intent
     if not (is_temporal_query(ctx.p, ctx.q) or doc in ctx.entity_docs or scope_intent): return None   # no lifecycle, no atom
@@ -54,15 +58,21 @@ class Bridges:
     """Per event: its highest-cosine candidate's text and its first candidate's cosine (bridgeTexts), found when first asked for.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
     """
-    def __init__(self, ctx: QueryContext, c: Candidates): self.ctx, self.c, self.memo = ctx, c, {}
-    def get(self, e: str):
+    def __init__(self,
+                 ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                 c: Candidates,  # the query's candidates (candidates(ctx))
+                ):
+        self.ctx, self.c, self.memo = ctx, c, {}
+    def get(self,
+            e: str,  # an event id
+           ):
         """(text, first cosine) of event e's candidates, or None if no candidate stands for it.
 
         Args:
-            e (str)
+            e (str): an event id
         """
         if e not in self.memo:
             at = self.c.of_event(e)   # in candidate order: argmax keeps the first best, at[0] is the first
@@ -71,14 +81,18 @@ class Bridges:
         return self.memo[e]
 
 # %% ../../nbs/34h_memory_ir.ipynb #e6c2e18c
-def rendered_texts(ctx: QueryContext, c: Candidates, cap: list, cap_docs: list|None = None) -> list:
+def rendered_texts(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                   c: Candidates,  # the query's candidates (candidates(ctx))
+                   cap: list,  # the capped candidates' positions (join order), in cap order
+                   cap_docs: list|None = None,  # their document ids, when the caller has them; None: looked up
+                  ) -> list:
     """What the reranker reads for each capped candidate, in cap order (`cap_docs`: their doc ids, if known).
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
-        cap (list)
-        cap_docs (list | None, default None)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
+        cap (list): the capped candidates' positions (join order), in cap order
+        cap_docs (list | None, default None): their document ids, when the caller has them; None: looked up
     """
     p, pool, docs = ctx.p, ctx.pool, ctx.corpus.docs
     ir = p.memory_ir_full and bool(ctx.view.current_events or ctx.view.stale_events or ctx.entity_docs or ctx.scope_docs)

@@ -22,13 +22,16 @@ from .lenses import category_lens_bfs
 from .memory_ir import rendered_texts
 
 # %% ../../nbs/34i_ordering.ipynb #c5121b4c
-def inherited_scores(ctx: QueryContext, c: Candidates, rr: np.ndarray) -> np.ndarray:
+def inherited_scores(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                     c: Candidates,  # the query's candidates (candidates(ctx))
+                     rr: np.ndarray,  # reranker scores, one per candidate in join order (0.0 off the cap)
+                    ) -> np.ndarray:
     """Effective reranker scores after score inheritance along lens-peer events.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
-        rr (np.ndarray)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
+        rr (np.ndarray): reranker scores, one per candidate in join order (0.0 off the cap)
     """
     alpha = ctx.p.category_lens_score_inheritance
     if not (alpha > 0 and ctx.lens_peers): return rr
@@ -48,10 +51,16 @@ class DocsByEvent:
     """event -> its candidates' doc ids in candidate order, found per event when asked for (most events never are).
 
     Args:
-        c (Candidates)
+        c (Candidates): the query's candidates (candidates(ctx))
     """
-    def __init__(self, c: Candidates): self.c, self.memo = c, {}
-    def get(self, e: str, default=None):
+    def __init__(self,
+                 c: Candidates,  # the query's candidates (candidates(ctx))
+                ):
+        self.c, self.memo = c, {}
+    def get(self,
+            e: str,  # an event id
+            default = None,  # what to return for an event with no candidate
+           ):
         if e not in self.memo: self.memo[e] = [self.c.doc(i) for i in self.c.of_event(e).tolist()]
         return self.memo[e] or default
     def __contains__(self, e) -> bool: return bool(self.get(e))
@@ -60,27 +69,34 @@ class DocsByEvent:
         if v is None: raise KeyError(e)
         return v
 
-def atom_fires(ctx: QueryContext, c: Candidates, event_id: str) -> bool:
+def atom_fires(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+               c: Candidates,  # the query's candidates (candidates(ctx))
+               event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+              ) -> bool:
     """Query-conditioned: the selector matched the anchor; else the anchor is near-top in stage 1 by cosine.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
-        event_id (str)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     if ctx.p.policy_query_conditioned_admission: return event_id in ctx.matched_anchors
     s1 = sorted((i for i in c.order.tolist() if "stage1" in ctx.pool.sources(c.doc(i))), key=lambda i: -c.bicos[i])   # stable: candidate order breaks ties
     return event_id in {c.event(i) for i in s1[:ctx.p.policy_query_local_top_k]}
 
 # %% ../../nbs/34i_ordering.ipynb #3f1a2820
-def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
+def evidence_targets(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                     a,  # an evidence-bundle atom (evidence_atoms(ctx))
+                     anchor: str,  # the atom's anchor event id (the event of its target slot)
+                     local: dict,  # the query's candidates by event (DocsByEvent)
+                    ) -> dict:
     """Candidates an evidence atom moves: its anchor's admissible reach (+ its own for bundle/include/noise).
 
     Args:
-        ctx (QueryContext)
-        a
-        anchor (str)
-        local (dict)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        a: an evidence-bundle atom (evidence_atoms(ctx))
+        anchor (str): the atom's anchor event id (the event of its target slot)
+        local (dict): the query's candidates by event (DocsByEvent)
     """
     out = {}
     for r in ctx.corpus.by_id[anchor].get("relations") or ():
@@ -90,14 +106,18 @@ def evidence_targets(ctx: QueryContext, a, anchor: str, local: dict) -> dict:
     return out
 
 # %% ../../nbs/34i_ordering.ipynb #a9f56e47
-def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) -> None:
+def scope_bonuses(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                  c: Candidates,  # the query's candidates (candidates(ctx))
+                  bonus: dict,  # doc id -> bonus so far, updated in place
+                  unit: float,  # the bonus unit: the spread (max - min) of the cap's reranker scores
+                 ) -> None:
     """Scope atoms: boost admitted docs, suppress up to policyScopeMaxSuppress same-subject memories of another scope.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
-        bonus (dict)
-        unit (float)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
+        bonus (dict): doc id -> bonus so far, updated in place
+        unit (float): the bonus unit: the spread (max - min) of the cap's reranker scores
     """
     scope, beta = public_scope(ctx.q), min(ctx.p.policy_max_budget_scope, 0xFFFF) / 1000
     _bump(bonus, ctx.scope_docs, beta * unit)
@@ -110,13 +130,16 @@ def scope_bonuses(ctx: QueryContext, c: Candidates, bonus: dict, unit: float) ->
     _bump(bonus, out, -beta * unit)
 
 # %% ../../nbs/34i_ordering.ipynb #51972057
-def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> tuple:
+def policy_bonuses(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                   c: Candidates,  # the query's candidates (candidates(ctx))
+                   cap_scores: np.ndarray,  # the reranker's scores of the capped candidates, in cap order (float64 array)
+                  ) -> tuple:
     """(doc -> policy bonus, traces) of the evidence, conflict, entity and scope atoms.
 
     Args:
-        ctx (QueryContext)
-        c (Candidates)
-        cap_scores (np.ndarray)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        c (Candidates): the query's candidates (candidates(ctx))
+        cap_scores (np.ndarray): the reranker's scores of the capped candidates, in cap order (float64 array)
     """
     bonus, traces, p = {}, [], ctx.p
     if p.pipeline != "r5": return bonus, traces
@@ -143,49 +166,61 @@ def policy_bonuses(ctx: QueryContext, c: Candidates, cap_scores: np.ndarray) -> 
     return bonus, traces
 
 # %% ../../nbs/34i_ordering.ipynb #a7ff6eb5
-def evidence_path(ctx: QueryContext) -> bool:
+def evidence_path(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                 ) -> bool:
     """Some candidate came through a public evidence path (a routing anchor, anchor BFS or the category lens).
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     return any(x.slot is not None or {"anchorBFS", "categoryLensBFS"} & set(x.sources) for x in ctx.pool.tagged.values())   # stage 1 alone is none
 
 # %% ../../nbs/34i_ordering.ipynb #a35a729a
-def confident(p: Profile, cap_scores) -> bool:
+def confident(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+              cap_scores,  # the reranker's scores of the capped candidates, in cap order (float64 array)
+             ) -> bool:
     """The cap's best score is below the top-1 threshold and its margin over the second below the margin threshold.
 
     Args:
-        p (Profile)
-        cap_scores
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        cap_scores: the reranker's scores of the capped candidates, in cap order (float64 array)
     """
     s = sorted(cap_scores, reverse=True) + [0.0, 0.0]
     thr, mthr = p.policy_abstention_top1_threshold, p.policy_abstention_margin_threshold
     return (thr is None or s[0] < thr) and (mthr is None or s[0] - s[1] < mthr)
 
-def abstains(p: Profile, atoms, evidence: bool, cap_scores, low=None) -> bool:
+def abstains(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+             atoms,  # the state's abstention atoms (view.atoms['abstention']), in decode order
+             evidence: bool,  # whether a candidate came through a public evidence path (evidence_path)
+             cap_scores,  # the reranker's scores of the capped candidates, in cap order (float64 array)
+             low = None,  # a top-1 score threshold in place of the profile's; None: the profile's
+            ) -> bool:
     """The first missing_evidence abstain atom whose conditions hold decides to abstain (`low`: confident(p, cap_scores), if known).
 
     Args:
-        p (Profile)
-        atoms
-        evidence (bool)
-        cap_scores
-        low (default None)
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        atoms: the state's abstention atoms (view.atoms['abstention']), in decode order
+        evidence (bool): whether a candidate came through a public evidence path (evidence_path)
+        cap_scores: the reranker's scores of the capped candidates, in cap order (float64 array)
+        low (default None): a top-1 score threshold in place of the profile's; None: the profile's
     """
     if p.pipeline != "r5" or not p.enable_abstention_atoms or not atoms: return False
     if not any(a.selector == "missing_evidence" and (not a.flags & REQUIRE_NO_EVIDENCE_PATH or not evidence) for a in atoms): return False
     return confident(p, cap_scores) if low is None else low
 
 # %% ../../nbs/34i_ordering.ipynb #2a0566c6
-def route(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> QueryContext:
+def route(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+          view: StateView,  # the state's StateView (state_view, or ev.view(words))
+          q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+          stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+         ) -> QueryContext:
     """Stage 1 and every admission rule, in the reference's order.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     ctx = query_context(ev, view, q, stores)
     if ev.pipeline == "r5" and ev.registry: admit_entity_atoms(ctx); admit_scope_atoms(ctx)
@@ -204,13 +239,13 @@ class Ranking:
     Attributes:
         cap (tuple): (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
         order (tuple): (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
-        abstained (bool)
-        traces (tuple)
+        abstained (bool): whether the state's abstention atoms vote to abstain
+        traces (tuple): the atoms that moved the order, as 'family:action'
     """
     cap: tuple             # (doc, sources, biCosine, categoryLensBonus, temporalBonus, preRank, rerankerScore, rendered text)
     order: tuple           # (doc, rerankerScore, finalScore, sources): the top 20 of the final order over the whole pool
-    abstained: bool
-    traces: tuple
+    abstained: bool  # whether the state's abstention atoms vote to abstain
+    traces: tuple  # the atoms that moved the order, as 'family:action'
     @property
     def top1_score(self) -> float:
         "The reranker score of the first document of the final order."
@@ -235,15 +270,20 @@ class Ordered:
     extra_events: frozenset = frozenset()   # events of the documents routing added beyond stage 1 (the dependency rule reads them)
     memo: dict = dfield(default_factory=dict, compare=False, repr=False)   # what votes and metrics computed of this ordering
 
-def top_order(idx: np.ndarray, rr: np.ndarray, final: np.ndarray, k: int, scored=None) -> np.ndarray:
+def top_order(idx: np.ndarray,  # document indices, one per candidate (ints): the tie-break
+              rr: np.ndarray,  # reranker scores, one per candidate in join order (0.0 off the cap)
+              final: np.ndarray,  # final scores, one per candidate in join order
+              k: int,  # how many to keep (TOP_KEPT, 20)
+              scored = None,  # positions the reranker scored (the cap); None: any may score
+             ) -> np.ndarray:
     """The first k positions of lexsort((idx, -rr, -final)) by partial selection (`scored`: the positions rr can be non-zero at).
 
     Args:
-        idx (np.ndarray)
-        rr (np.ndarray)
-        final (np.ndarray)
-        k (int)
-        scored (default None)
+        idx (np.ndarray): document indices, one per candidate (ints): the tie-break
+        rr (np.ndarray): reranker scores, one per candidate in join order (0.0 off the cap)
+        final (np.ndarray): final scores, one per candidate in join order
+        k (int): how many to keep (TOP_KEPT, 20)
+        scored (default None): positions the reranker scored (the cap); None: any may score
     """
     n = len(final)
     if n <= 4 * k: return np.lexsort((idx, -rr, -final))[:k]
@@ -266,14 +306,18 @@ def top_order(idx: np.ndarray, rr: np.ndarray, final: np.ndarray, k: int, scored
     low = tie2[np.argpartition(idx[tie2], m2 - 1)[:m2]] if 0 < m2 < len(tie2) else tie2   # then the smallest indices
     return np.concatenate((head, head2, low[np.argsort(idx[low])][:m2]))
 
-def order_query(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|None = None) -> Ordered:
+def order_query(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+               ) -> Ordered:
     """Route, cap, render, rerank and order one query on one state (`stores`: where its state-independent work is kept).
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     ctx = route(ev, view, q, stores)
     c = candidates(ctx)
@@ -298,13 +342,16 @@ def order_query(ev: Evaluator, view: StateView, q: dict, stores: QueryStores|Non
     return Ordered(Ranking(cap_rows, top, False, tuple(traces)), evidence_path(ctx), frozenset(ctx.pool.extra.values()))
 
 # %% ../../nbs/34i_ordering.ipynb #483208b6
-def vote(ev: Evaluator, view: StateView, o: Ordered) -> Ranking:
+def vote(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+         view: StateView,  # the state's StateView (state_view, or ev.view(words))
+         o: Ordered,  # a query's stored ordering (order_query)
+        ) -> Ranking:
     """The ranking with this state's abstention vote (the ordering's own part of it is worked out once and kept on it).
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        o (Ordered)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        o (Ordered): a query's stored ordering (order_query)
     """
     atoms, m = view.atoms.get("abstention", ()), o.memo
     low = m.get("confident")
@@ -315,12 +362,15 @@ def vote(ev: Evaluator, view: StateView, o: Ordered) -> Ranking:
     return r
 
 # %% ../../nbs/34i_ordering.ipynb #b10b0028
-def rank_query(ev: Evaluator, view: StateView, q: dict) -> Ranking:
+def rank_query(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               view: StateView,  # the state's StateView (state_view, or ev.view(words))
+               q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+              ) -> Ranking:
     """One query ranked on one state, from scratch.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     return vote(ev, view, order_query(ev, view, q))

@@ -12,14 +12,18 @@ from .ordering import Ranking
 from .views import StateView
 
 # %% ../../nbs/34j_per_query.ipynb #c523bab2
-def query_metrics(ev: Evaluator, view: StateView, q: dict, r: Ranking) -> QueryMetrics:
+def query_metrics(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                  view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                  q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                  r: Ranking,  # a query's ranking on this state (rank_query, vote)
+                 ) -> QueryMetrics:
     """The reference's per-query breakdown of one ranking.
 
     Args:
-        ev (Evaluator)
-        view (StateView)
-        q (dict)
-        r (Ranking)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        r (Ranking): a query's ranking on this state (rank_query, vote)
     """
     k, truths = ev.profile.reranker_top_k, q["truthDocuments"]
     qrel = {x["documentId"]: x["relevance"] for x in q["qrels"]}

@@ -23,22 +23,24 @@ from .metrics import load_profile, Profile
 from .views import StateView, embedded_corpus, state_view
 
 # %% ../../nbs/34b_stage1.ipynb #2a63e44e
-def entity_registry(corpus: Corpus) -> tuple:
+def entity_registry(corpus: Corpus,  # the retrieval corpus (load_corpus, embedded_corpus)
+                   ) -> tuple:
     """((id, names) per entity, generic ids): the reference's public policy entity registry.
 
     Args:
-        corpus (Corpus)
+        corpus (Corpus): the retrieval corpus (load_corpus, embedded_corpus)
     """
     reg = tuple((e["id"], tuple(n.lower() for n in [e.get("canonicalName"), *(e.get("aliases") or [])] if isinstance(n, str) and n),
                  tuple(r.lower() for r in e.get("roleAliases") or [] if isinstance(r, str) and r)) for e in corpus.entities)
     return reg, frozenset(i for i, _, _ in reg if i in corpus.entity_owners)
 
 # %% ../../nbs/34b_stage1.ipynb #b0e315db
-def name_pattern(name: str) -> re.Pattern:
+def name_pattern(name: str,  # an entity name or alias, any case
+                ) -> re.Pattern:
     """A name between non-[a-z0-9] characters or the ends (case-insensitive): how the reference finds a name in a query.
 
     Args:
-        name (str)
+        name (str): an entity name or alias, any case
     """
     return re.compile(rf"(^|[^a-z0-9]){re.escape(name)}([^a-z0-9]|$)", re.I)
 
@@ -49,11 +51,12 @@ def pinned_bundle_hash() -> bytes:
     return from_hex(load_manifest()["bundleHash"], 32, "bundleHash")
 
 # %% ../../nbs/34b_stage1.ipynb #d8df2633
-def default_embedder(corpus: Corpus):
+def default_embedder(corpus: Corpus,  # the retrieval corpus (load_corpus, embedded_corpus)
+                    ):
     """The embedder for queries the corpus has no vector for: the corpus's named model.
 
     Args:
-        corpus (Corpus)
+        corpus (Corpus): the retrieval corpus (load_corpus, embedded_corpus)
     """
     name = (corpus.bi_encoder or {}).get("modelId")
     return DeterministicEmbedder() if name == DETERMINISTIC_EMBEDDER else Embedder(name)
@@ -63,13 +66,13 @@ class QueryStores(NamedTuple):
     """Where a query's state-independent work is kept: stage-1 lists and query vectors, dense cosines, query shapes.
 
     Attributes:
-        first_stage (dict)
-        cosines (dict)
-        shapes (dict)
+        first_stage (dict): stage-1 lists and query vectors, by query
+        cosines (dict): every document's dense cosine, by query id
+        shapes (dict): QueryShapes, by the query fields they read
     """
-    first_stage: dict
-    cosines: dict
-    shapes: dict
+    first_stage: dict   # stage-1 lists and query vectors, by query
+    cosines: dict       # every document's dense cosine, by query id
+    shapes: dict        # QueryShapes, by the query fields they read
 
 class Evaluator:
     """Scores states on hidden packs of one corpus under one profile, embedder and reranker.
@@ -213,14 +216,14 @@ class Candidate:
     """A pool document: the event it stands for and every routing source that reached it, in order.
 
     Attributes:
-        doc (str)
-        event (str)
-        sources (list)
+        doc (str): a document id of the corpus, e.g. 'd_p000003_org_new'
+        event (str): the event id the document stands for
+        sources (list): the routing sources that reached it, in order ('stage1' first if stage 1 listed it)
         slot (int | None, default None): the routing anchor that brought it: never set while raw anchors are off
     """
-    doc: str
-    event: str
-    sources: list
+    doc: str  # a document id of the corpus, e.g. 'd_p000003_org_new'
+    event: str  # the event id the document stands for
+    sources: list  # the routing sources that reached it, in order ('stage1' first if stage 1 listed it)
     slot: int|None = None   # the routing anchor that brought it: never set while raw anchors are off
 
 STAGE1 = ("stage1",)
@@ -229,45 +232,59 @@ class Stage1:
     """A query's stage-1 list as a set (document indices ascending, their owner events' codes) and its first documents' events in order.
 
     Args:
-        ev ('Evaluator')
+        ev ('Evaluator'): the Evaluator whose corpus the indices are into
         idx (np.ndarray): document indices, ascending
         codes (np.ndarray): their owner events' codes
         head (np.ndarray): owner-event codes of the list's first documents, in its order
         order (default None): () -> owner-event codes of the whole list in its order, when more than `head` is asked for
     """
-    def __init__(self, ev: "Evaluator",
-                 idx: np.ndarray,       # document indices, ascending
-                 codes: np.ndarray,     # their owner events' codes
-                 head: np.ndarray,      # owner-event codes of the list's first documents, in its order
-                 order=None):           # () -> owner-event codes of the whole list in its order, when more than `head` is asked for
+    def __init__(self,
+                 ev: "Evaluator",  # the Evaluator whose corpus the indices are into
+                 idx: np.ndarray,  # document indices, ascending
+                 codes: np.ndarray,  # their owner events' codes
+                 head: np.ndarray,  # owner-event codes of the list's first documents, in its order
+                 order = None,  # () -> owner-event codes of the whole list in its order, when more than `head` is asked for
+                ):
         self.ev, self.idx, self.codes, self.head, self.order = ev, idx, codes, head, order
         self._events = None
     def __len__(self) -> int: return len(self.idx)
-    def position(self, doc: str) -> int|None:
+    def position(self,
+                 doc: str,  # a document id; None back if stage 1 did not list it
+                ) -> int|None:
         """The position of a stage-1 document, or None (a binary search: no per-query dict of thousands of ids).
 
         Args:
-            doc (str)
+            doc (str): a document id; None back if stage 1 did not list it
         """
         di = self.ev.corpus.doc_index.get(doc)
         if di is None: return None
         j = int(np.searchsorted(self.idx, di))
         return j if j < len(self.idx) and self.idx[j] == di else None
-    def doc(self, i: int) -> str: return self.ev.corpus.doc_ids[int(self.idx[i])]
-    def event(self, i: int) -> str: return self.ev.event_names[int(self.codes[i])]
-    def events_head(self, k: int) -> list:
+    def doc(self,
+            i: int,  # a position in the stage-1 set (0 .. len-1)
+           ) -> str:
+        return self.ev.corpus.doc_ids[int(self.idx[i])]
+    def event(self,
+              i: int,  # a position in the stage-1 set (0 .. len-1)
+             ) -> str:
+        return self.ev.event_names[int(self.codes[i])]
+    def events_head(self,
+                    k: int,  # how many of the list's first documents (>= 0)
+                   ) -> list:
         """Owner events of the first k documents of the stage-1 list, in its order.
 
         Args:
-            k (int)
+            k (int): how many of the list's first documents (>= 0)
         """
         codes = self.head if k <= len(self.head) else self.order()
         return [self.ev.event_names[c] for c in codes[:k].tolist()]
-    def has_event(self, e: str) -> bool:
+    def has_event(self,
+                  e: str,  # an event id
+                 ) -> bool:
         """Some stage-1 document stands for event e.
 
         Args:
-            e (str)
+            e (str): an event id
         """
         if self._events is None: self._events = frozenset(self.codes.tolist())
         return self.ev.event_code.get(e) in self._events
@@ -276,28 +293,34 @@ class Pool:
     """doc id -> Candidate, in the order documents joined: stage 1 (as arrays), then what routing added; a document only stage 1 reached is held as its event alone.
 
     Args:
-        s1 (Stage1)
+        s1 (Stage1): the query's stage-1 list (stage1_of)
     """
-    def __init__(self, s1: Stage1):
+    def __init__(self,
+                 s1: Stage1,  # the query's stage-1 list (stage1_of)
+                ):
         self.s1 = s1
         self.extra = {}    # doc -> event: documents beyond stage 1, in join order
         self.tagged = {}   # doc -> Candidate of every document a source besides stage 1 reached
     def __len__(self) -> int: return len(self.s1) + len(self.extra)
     def __iter__(self): return iter(self.events)
     def __contains__(self, doc) -> bool: return doc in self.extra or self.s1.position(doc) is not None
-    def position(self, doc: str) -> int:
+    def position(self,
+                 doc: str,  # a pooled document's id
+                ) -> int:
         """The join position of a pooled document.
 
         Args:
-            doc (str)
+            doc (str): a pooled document's id
         """
         if doc in self.extra: return len(self.s1) + list(self.extra).index(doc)   # routing adds a few documents, not thousands
         return self.s1.position(doc)
-    def event_of(self, doc: str) -> str:
+    def event_of(self,
+                 doc: str,  # a pooled document's id
+                ) -> str:
         """The event a pooled document stands for.
 
         Args:
-            doc (str)
+            doc (str): a pooled document's id
         """
         e = self.extra.get(doc)
         return e if e is not None else self.s1.event(self.s1.position(doc))
@@ -312,21 +335,27 @@ class Pool:
     def values(self):
         "The Candidates, in join order."
         return (self[d] for d in self.events)
-    def sources(self, doc: str):
+    def sources(self,
+                doc: str,  # a pooled document's id
+               ):
         """The routing sources that reached a pooled document, in order.
 
         Args:
-            doc (str)
+            doc (str): a pooled document's id
         """
         c = self.tagged.get(doc)
         return c.sources if c else STAGE1
-    def admit(self, doc: str, event: str, source: str) -> bool:
+    def admit(self,
+              doc: str,  # the document's id
+              event: str,  # the event id the document stands for
+              source: str,  # the routing source that admits it: 'stage1', 'policyAdmitted', 'entityResolution', 'scopeAtom', 'temporalRecord' or 'categoryLensBFS'
+             ) -> bool:
         """Add a document (True) or tag the one already there (False).
 
         Args:
-            doc (str)
-            event (str)
-            source (str)
+            doc (str): the document's id
+            event (str): the event id the document stands for
+            source (str): the routing source that admits it: 'stage1', 'policyAdmitted', 'entityResolution', 'scopeAtom', 'temporalRecord' or 'categoryLensBFS'
         """
         if doc in self:
             c = self[doc]
@@ -337,13 +366,16 @@ class Pool:
         return True
 
 # %% ../../nbs/34b_stage1.ipynb #238d91f8
-def stage1_of(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> Stage1:
+def stage1_of(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+              q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+              stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+             ) -> Stage1:
     """The query's Stage1 (pooled, or the owner's store for an owner-scoped query), kept beside stage 1's lists (`ev.stores()` by default).
 
     Args:
-        ev (Evaluator)
-        q (dict)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     stores = stores or ev.stores()
     store = stores.first_stage
@@ -372,33 +404,40 @@ def stage1_of(ev: Evaluator, q: dict, stores: QueryStores|None = None) -> Stage1
     store[key] = out
     return out
 
-def stage1_pool(ev: Evaluator, q: dict) -> tuple:
+def stage1_pool(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+               ) -> tuple:
     """(stage-1 doc indices, ascending; the pool they start): pooled, or the owner's store for an owner-scoped query.
 
     Args:
-        ev (Evaluator)
-        q (dict)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     s1 = stage1_of(ev, q)
     return s1.idx, Pool(s1)
 
 # %% ../../nbs/34b_stage1.ipynb #4869e47a
-def owner_scope_index(ev: Evaluator) -> dict:
+def owner_scope_index(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                     ) -> dict:
     """entity id -> [(doc id, event id)] of the truths of events tagged with it, first event per doc, doc-id order (the corpus's index).
 
     Args:
-        ev (Evaluator)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
     """
     return ev.corpus.owner_scopes
 
-def scoped_stage1(ev: Evaluator, q: dict, scope: list, stores: QueryStores|None = None) -> list:
+def scoped_stage1(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+                  q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                  scope: list,  # an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
+                  stores: QueryStores|None = None,  # where the query's state-independent work is kept (QueryStores); None: ev.stores()
+                 ) -> list:
     """The owner-scoped stage-1 list: [(doc id, event id)], best first.
 
     Args:
-        ev (Evaluator)
-        q (dict)
-        scope (list)
-        stores (QueryStores | None, default None)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        scope (list): an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
+        stores (QueryStores | None, default None): where the query's state-independent work is kept (QueryStores); None: ev.stores()
     """
     if not scope: return []
     p, di = ev.profile, np.array([ev.corpus.doc_index[d] for d, _ in scope], int)
@@ -412,12 +451,14 @@ def scoped_stage1(ev: Evaluator, q: dict, scope: list, stores: QueryStores|None 
     return [scope[i] for i in np.lexsort((di, -score))[:p.first_stage_top_k]]
 
 # %% ../../nbs/34b_stage1.ipynb #ownerbm25ex
-def owner_bm25(ev: Evaluator, scope: list) -> BM25Index:
+def owner_bm25(ev: Evaluator,  # the Evaluator: one corpus, profile, stage 1, reranker and caches
+               scope: list,  # an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
+              ) -> BM25Index:
     """The BM25 index over an owner's store [(doc id, event id)], built once per Evaluator and store.
 
     Args:
-        ev (Evaluator)
-        scope (list)
+        ev (Evaluator): the Evaluator: one corpus, profile, stage 1, reranker and caches
+        scope (list): an event's scope: a dict of scope keys (projectId, sessionId, topicId, taskId, userScopeId), or None
     """
     key = tuple(d for d, _ in scope)
     if key not in ev._owner_bm25: ev._owner_bm25[key] = BM25Index([ev.corpus.docs[d] for d, _ in scope])

@@ -14,14 +14,18 @@ from .views import StateView
 from .atoms import admit_event_truths, is_memory_event
 
 # %% ../../nbs/34f_temporal.ipynb #200a3255
-def record_applies_to(p: Profile, corpus: Corpus, q: dict, event_id: str) -> bool:
+def record_applies_to(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+                      corpus: Corpus,  # the retrieval corpus (load_corpus, embedded_corpus)
+                      q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                      event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                     ) -> bool:
     """A temporal record on this event reaches this query (subject/attribute gate for validity events).
 
     Args:
-        p (Profile)
-        corpus (Corpus)
-        q (dict)
-        event_id (str)
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        corpus (Corpus): the retrieval corpus (load_corpus, embedded_corpus)
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     if not is_temporal_query(p, q): return False
     val = corpus.by_id[event_id].get("validity") if event_id in corpus.by_id else None
@@ -30,62 +34,75 @@ def record_applies_to(p: Profile, corpus: Corpus, q: dict, event_id: str) -> boo
     subject, attr = intent.get("subjectEntityId") or q.get("subjectEntityId"), intent.get("attribute")
     return bool(subject and attr) and val.get("subjectEntityId") == subject and val.get("attribute") == attr
 
-def record_applies(ctx: QueryContext, event_id: str) -> bool:
+def record_applies(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                   event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                  ) -> bool:
     """record_applies_to, for the context's query.
 
     Args:
-        ctx (QueryContext)
-        event_id (str)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     return record_applies_to(ctx.p, ctx.corpus, ctx.q, event_id)
 
-def mark(view: StateView, event_id: str) -> str:
+def mark(view: StateView,  # the state's StateView (state_view, or ev.view(words))
+         event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+        ) -> str:
     """'current', 'superseded' or 'none': how the state's temporal records mark an event.
 
     Args:
-        view (StateView)
-        event_id (str)
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     return "current" if event_id in view.current_events else "superseded" if event_id in view.stale_events else "none"
 
-def lifecycle(ctx: QueryContext, event_id: str) -> str:
+def lifecycle(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+              event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+             ) -> str:
     """'current', 'superseded' or 'none' for an event, as this query sees the state's temporal records.
 
     Args:
-        ctx (QueryContext)
-        event_id (str)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     return mark(ctx.view, event_id) if record_applies(ctx, event_id) else "none"
 
 # %% ../../nbs/34f_temporal.ipynb #2f934f93
-def temporal_bonus(ctx: QueryContext, event_id: str) -> float:
+def temporal_bonus(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                   event_id: str,  # an event id of the corpus, e.g. 'mem_p000003_org_new'
+                  ) -> float:
     """+temporalCurrentBoost for a current event, -temporalStaleSuppression for a superseded one, else 0.
 
     Args:
-        ctx (QueryContext)
-        event_id (str)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
+        event_id (str): an event id of the corpus, e.g. 'mem_p000003_org_new'
     """
     lc = lifecycle(ctx, event_id) if is_temporal_query(ctx.p, ctx.q) else "none"
     return ctx.p.temporal_current_boost if lc == "current" else -ctx.p.temporal_stale_suppression if lc == "superseded" else 0.0
 
 # %% ../../nbs/34f_temporal.ipynb #d7ae7799
-def validity_events(p: Profile, corpus: Corpus, view: StateView, q: dict) -> list:
+def validity_events(p: Profile,  # the evaluator profile (load_profile(): evaluator-profile-v16)
+                    corpus: Corpus,  # the retrieval corpus (load_corpus, embedded_corpus)
+                    view: StateView,  # the state's StateView (state_view, or ev.view(words))
+                    q: dict,  # a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
+                   ) -> list:
     """Marked memory events (current, then superseded, by id; an event marked both comes twice) whose validity this query's records reach.
 
     Args:
-        p (Profile)
-        corpus (Corpus)
-        view (StateView)
-        q (dict)
+        p (Profile): the evaluator profile (load_profile(): evaluator-profile-v16)
+        corpus (Corpus): the retrieval corpus (load_corpus, embedded_corpus)
+        view (StateView): the state's StateView (state_view, or ev.view(words))
+        q (dict): a query event: a dict with id, family, queryText, truthDocuments, qrels (publicIntent, scope optional)
     """
     return [e for e in sorted(list(view.current_events) + list(view.stale_events))
             if record_applies_to(p, corpus, q, e) and (x := corpus.by_id.get(e)) and x.get("validity") and is_memory_event(e)]
 
-def admit_validity_records(ctx: QueryContext) -> None:
+def admit_validity_records(ctx: QueryContext,  # the query's routing context on one state (query_context), filled as the rules run
+                          ) -> None:
     """validity_atom queries: admit the marked memory events whose validity matches the query's subject and attribute.
 
     Args:
-        ctx (QueryContext)
+        ctx (QueryContext): the query's routing context on one state (query_context), filled as the rules run
     """
     if not validity_query(ctx.p, ctx.q): return
     left = 4

@@ -21,13 +21,16 @@ def embedded_corpus() -> Corpus:
     with as_file(files("coretex.fixtures").joinpath("corpus-small.json.gz")) as p: return load_corpus(p)
 
 # %% ../../nbs/34a_views.ipynb #24b5c78d
-def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
+def temporal_marks(records,  # decoded TemporalRecords, in region order
+                   slots: dict,  # slot -> MemorySlot of the decoded MemoryIndex, revoked slots included
+                   by_record: dict,  # recordId -> event id (corpus.by_record)
+                  ) -> tuple:
     """(current, stale) event ids from the temporal records.
 
     Args:
-        records
-        slots (dict)
-        by_record (dict)
+        records: decoded TemporalRecords, in region order
+        slots (dict): slot -> MemorySlot of the decoded MemoryIndex, revoked slots included
+        by_record (dict): recordId -> event id (corpus.by_record)
     """
     cur, stale = {}, {}
     ev = lambda s: by_record.get(slots[s].record_id) if s in slots else None
@@ -41,11 +44,12 @@ def temporal_marks(records, slots: dict, by_record: dict) -> tuple:
     return frozenset(cur), frozenset(stale)
 
 # %% ../../nbs/34a_views.ipynb #a1ce151b
-def decode_temporal_records(words):
+def decode_temporal_records(words,  # a state: its 1,024 words, ints below 2**256
+                           ):
     """Temporal records that decode on their own (the reference's decodeTemporal), before any cross-region check.
 
     Args:
-        words
+        words: a state: its 1,024 words, ints below 2**256
     """
     def one(r, w):
         if field(w, 151, 0): return None
@@ -54,22 +58,26 @@ def decode_temporal_records(words):
     return scan(words[800:896], one)
 
 # %% ../../nbs/34a_views.ipynb #fc90b54f
-def cross_checked(records, slots: dict) -> list:
+def cross_checked(records,  # decoded TemporalRecords, in region order
+                  slots: dict,  # slot -> MemorySlot of the decoded MemoryIndex, revoked slots included
+                 ) -> list:
     """Records whose slot exists and, if stale, is revoked.
 
     Args:
-        records
-        slots (dict)
+        records: decoded TemporalRecords, in region order
+        slots (dict): slot -> MemorySlot of the decoded MemoryIndex, revoked slots included
     """
     return [t for t in records if t.memory_slot in slots and (not t.current_stale or slots[t.memory_slot].revoked)]
 
 # %% ../../nbs/34a_views.ipynb #ce2d9dc9
-def structural_validity(words, sub) -> float:
+def structural_validity(words,  # a state: its 1,024 words, ints below 2**256
+                        sub,  # the state decoded (decode_substrate(words))
+                       ) -> float:
     """The reference's structural validity of a decoded state.
 
     Args:
-        words
-        sub
+        words: a state: its 1,024 words, ints below 2**256
+        sub: the state decoded (decode_substrate(words))
     """
     own = decode_temporal_records(words)
     folded = decode_temporal(words, sub.slots)   # coretex's count, replaced by the reference's below
@@ -90,7 +98,7 @@ class StateView:
         stale_events (frozenset): events a temporal record marks superseded
         lenses (tuple): category lenses, in decode order
         atoms (dict): family -> PolicyAtoms, in decode order
-        structural_validity (float)
+        structural_validity (float): the state's structural validity, in 0..1
         answer_slots_of (dict, default dfield(default_factory=dict)): event id -> valid slots anchoring it (relation recall)
     """
     anchors: dict              # slot -> event id: valid, non-revoked slots that resolve
@@ -100,20 +108,23 @@ class StateView:
     stale_events: frozenset    # events a temporal record marks superseded
     lenses: tuple              # category lenses, in decode order
     atoms: dict                # family -> PolicyAtoms, in decode order
-    structural_validity: float
+    structural_validity: float  # the state's structural validity, in 0..1
     answer_slots_of: dict = dfield(default_factory=dict)  # event id -> valid slots anchoring it (relation recall)
     @cached_property
     def reads(self) -> "ViewReads":
         "The content keys of what orderings read of this view (below): rankings are reused under them."
         return view_reads(self)
 
-def state_view(words, corpus: Corpus, pipeline: str = "r5") -> StateView:
+def state_view(words,  # a state: its 1,024 words, ints below 2**256
+               corpus: Corpus,  # the retrieval corpus (load_corpus, embedded_corpus)
+               pipeline: str = "r5",  # the substrate pipeline: 'r5' at launch
+              ) -> StateView:
     """Decode a state and resolve its slots, temporal records, lenses and atoms against the corpus.
 
     Args:
-        words
-        corpus (Corpus)
-        pipeline (str, default 'r5')
+        words: a state: its 1,024 words, ints below 2**256
+        corpus (Corpus): the retrieval corpus (load_corpus, embedded_corpus)
+        pipeline (str, default 'r5'): the substrate pipeline: 'r5' at launch
     """
     sub = decode_substrate(words, pipeline)
     live = {s: m for s, m in sub.slots.items() if not m.revoked}
@@ -136,21 +147,22 @@ class ViewReads:
     Attributes:
         atom_anchors (bytes): policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
         policy_atoms (bytes): evidence_bundle and conflict_lifecycle atoms, with their target slots' events
-        lenses (bytes)
+        lenses (bytes): content key of the category lenses
         marks (bytes): current and superseded events
-        any_marks (bool)
+        any_marks (bool): whether the state marks any event current or superseded
     """
     atom_anchors: bytes   # policy-anchor multi_hop_relation slots of the entity and scope windows, with their events
     policy_atoms: bytes   # evidence_bundle and conflict_lifecycle atoms, with their target slots' events
-    lenses: bytes
+    lenses: bytes  # content key of the category lenses
     marks: bytes          # current and superseded events
-    any_marks: bool
+    any_marks: bool  # whether the state marks any event current or superseded
 
-def view_reads(view: StateView) -> ViewReads:
+def view_reads(view: StateView,  # the state's StateView (state_view, or ev.view(words))
+              ) -> ViewReads:
     """The content keys of what orderings read of this view (sorted where the view holds a set).
 
     Args:
-        view (StateView)
+        view (StateView): the state's StateView (state_view, or ev.view(words))
     """
     lo, hi = ENTITY_ATOM_SLOTS[0], SCOPE_ATOM_SLOTS[1]
     anchors = [(s, view.anchors.get(s)) for s in sorted(view.policy_anchors) if lo <= s < hi and view.slot_family.get(s) == "multi_hop_relation"]
