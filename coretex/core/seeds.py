@@ -24,16 +24,21 @@ class SeedInputs:
     """The seven 32-byte values (and the epoch) a pack's seed is derived from, checked once.
 
     Attributes:
-        epoch_secret (bytes)
-        blockhash (bytes)
-        epoch_id (int)
-        patch_hash (bytes)
-        parent_root (bytes)
-        corpus_root (bytes)
-        bundle_hash (bytes)
+        epoch_secret (bytes): the epoch secret, 32 bytes, revealed after the epoch
+        blockhash (bytes): the target block's hash, 32 bytes
+        epoch_id (int): the epoch number (int >= 0)
+        patch_hash (bytes): the patch's hash, 32 bytes
+        parent_root (bytes): the parent state's root, 32 bytes
+        corpus_root (bytes): the corpus's root, 32 bytes
+        bundle_hash (bytes): the bundle manifest's hash, 32 bytes
     """
-    epoch_secret: bytes; blockhash: bytes; epoch_id: int; patch_hash: bytes
-    parent_root: bytes; corpus_root: bytes; bundle_hash: bytes
+    epoch_secret: bytes   # the epoch secret, 32 bytes, revealed after the epoch
+    blockhash: bytes      # the target block's hash, 32 bytes
+    epoch_id: int         # the epoch number (int >= 0)
+    patch_hash: bytes     # the patch's hash, 32 bytes
+    parent_root: bytes    # the parent state's root, 32 bytes
+    corpus_root: bytes    # the corpus's root, 32 bytes
+    bundle_hash: bytes    # the bundle manifest's hash, 32 bytes
 
     def __post_init__(self):
         for name in ("epoch_secret", "blockhash", "patch_hash", "parent_root", "corpus_root", "bundle_hash"):
@@ -42,69 +47,77 @@ class SeedInputs:
         if not isinstance(self.epoch_id, int) or not 0 <= self.epoch_id <= U64_MAX: raise SeedError(f"epochId {self.epoch_id!r} is not a u64")
         if self.blockhash == ZERO32: raise SeedError("blockhash is zero: the target block has not been read")
 
-def eval_seed(kind: str, s: SeedInputs) -> bytes:
+def eval_seed(kind: str,  # 'gate' or 'confirm'
+              s: SeedInputs,  # the seed inputs of the epoch and patch
+             ) -> bytes:
     """The `kind` ('gate' or 'confirm') seed of a patch evaluation.
 
     Args:
-        kind (str)
-        s (SeedInputs)
+        kind (str): 'gate' or 'confirm'
+        s (SeedInputs): the seed inputs of the epoch and patch
     """
     return keccak256(SEED_DOMAINS[kind], s.epoch_secret, s.blockhash, u64be(s.epoch_id), s.patch_hash,
                      s.parent_root, s.corpus_root, s.bundle_hash)
 
-def seeds(s: SeedInputs) -> dict:
+def seeds(s: SeedInputs,  # the seed inputs of the epoch and patch
+         ) -> dict:
     """Both seeds as hex, keyed as the protocol's reports key them.
 
     Args:
-        s (SeedInputs)
+        s (SeedInputs): the seed inputs of the epoch and patch
     """
     return {"gateSeed": to_hex(eval_seed("gate", s)), "confirmSeed": to_hex(eval_seed("confirm", s))}
 
 # %% ../../nbs/15_seeds.ipynb #f6fff70b
-def seed_inputs(d: dict) -> SeedInputs:
+def seed_inputs(d: dict,  # seed inputs as the vectors spell them (hex fields)
+               ) -> SeedInputs:
     """SeedInputs from the protocol's camelCase JSON (hex strings, epochId number or decimal string).
 
     Args:
-        d (dict)
+        d (dict): seed inputs as the vectors spell them (hex fields)
     """
     h = lambda k: from_hex(d[k], 32, k)
     return SeedInputs(h("epochSecret"), h("blockhash"), int(d["epochId"]), h("patchHash"), h("parentRoot"),
                       h("corpusRoot"), h("bundleHash"))
 
 # %% ../../nbs/15_seeds.ipynb #8ce0c08f
-def bundle_hash(manifest: dict) -> bytes:
+def bundle_hash(manifest: dict,  # a bundle manifest (load_manifest())
+               ) -> bytes:
     """keccak of the canonical JSON of a bundle manifest, its bundleHash field left out.
 
     Args:
-        manifest (dict)
+        manifest (dict): a bundle manifest (load_manifest())
     """
     return canonical_hash({k: v for k, v in manifest.items() if k != "bundleHash"})
 
-def load_manifest(name: str = "bundle-manifest-v16.json") -> dict:
+def load_manifest(name: str = "bundle-manifest-v16.json",  # a manifest file shipped in coretex.fixtures
+                 ) -> dict:
     """A bundle manifest shipped in coretex.fixtures.
 
     Args:
-        name (str, default 'bundle-manifest-v16.json')
+        name (str, default 'bundle-manifest-v16.json'): a manifest file shipped in coretex.fixtures
     """
     return json.loads(fixture_text(name))
 
 # %% ../../nbs/15_seeds.ipynb #425b835a
-def merkle_fold(leaves: list) -> bytes:
+def merkle_fold(leaves: list,  # 32-byte leaves, in order
+               ) -> bytes:
     """Root of `leaves` padded with zero leaves to a power of two.
 
     Args:
-        leaves (list)
+        leaves (list): 32-byte leaves, in order
     """
     if not leaves: return ZERO32
     level = list(leaves) + [ZERO32] * ((1 << (len(leaves) - 1).bit_length()) - len(leaves))
     while len(level) > 1: level = [keccak256(level[i], level[i + 1]) for i in range(0, len(level), 2)]
     return level[0]
 
-def corpus_root(events) -> bytes:
+def corpus_root(events,  # corpus events, in corpus order
+               ) -> bytes:
     """corpusRoot of a list of corpus events (dicts with an 'id').
 
     Args:
-        events
+        events: corpus events, in corpus order
     """
     return merkle_fold([canonical_hash(e) for e in sorted(events, key=lambda e: e["id"])])
 
@@ -114,22 +127,27 @@ LAUNCH_SPLIT_RATIOS = {"trainVisiblePct": 70, "calibrationPct": 10, "evalHiddenP
 _SPLITS = (("trainVisiblePct", "train_visible"), ("calibrationPct", "calibration"), ("evalHiddenPct", "eval_hidden"),
            ("canaryPct", "canary"))
 
-def split_bucket(event_id: str, corpus_epoch: int) -> int:
+def split_bucket(event_id: str,  # an event id of the corpus
+                 corpus_epoch: int,  # the corpus's epoch number (int >= 0)
+                ) -> int:
     """The 0-99 bucket of an event id at a corpus epoch.
 
     Args:
-        event_id (str)
-        corpus_epoch (int)
+        event_id (str): an event id of the corpus
+        corpus_epoch (int): the corpus's epoch number (int >= 0)
     """
     return int.from_bytes(keccak256(event_id.encode("utf-8"), u64be(corpus_epoch))[:8], "big") % 100
 
-def split_for(event_id: str, corpus_epoch: int, ratios: dict = LAUNCH_SPLIT_RATIOS) -> str:
+def split_for(event_id: str,  # an event id of the corpus
+              corpus_epoch: int,  # the corpus's epoch number (int >= 0)
+              ratios: dict = LAUNCH_SPLIT_RATIOS,  # split name -> share, the shares summing to 1
+             ) -> str:
     """Split of an event id at a corpus epoch.
 
     Args:
-        event_id (str)
-        corpus_epoch (int)
-        ratios (dict, default LAUNCH_SPLIT_RATIOS)
+        event_id (str): an event id of the corpus
+        corpus_epoch (int): the corpus's epoch number (int >= 0)
+        ratios (dict, default LAUNCH_SPLIT_RATIOS): split name -> share, the shares summing to 1
     """
     if sum(ratios[k] for k, _ in _SPLITS) != 100: raise ValueError(f"split ratios must sum to 100: {ratios}")
     if re.match(r"(mem_|zz_mem_|zz_e\d+_mem_)", event_id): return "train_visible"
@@ -142,21 +160,23 @@ def split_for(event_id: str, corpus_epoch: int, ratios: dict = LAUNCH_SPLIT_RATI
 class PackError(ValueError):
     "A pack the pool cannot supply."
 
-def hardness_bucket(event: dict) -> str:
+def hardness_bucket(event: dict,  # a corpus event (dict)
+                   ) -> str:
     """easy / medium / hard from the highest grade among the event's hard negatives.
 
     Args:
-        event (dict)
+        event (dict): a corpus event (dict)
     """
     truths = {d["id"] for d in event.get("truthDocuments", [])}
     neg = max([q["relevance"] for q in event.get("qrels", []) if q["documentId"] not in truths and q["relevance"] < 0.5], default=0)
     return "hard" if neg >= 0.4 else "medium" if neg >= 0.2 else "easy"
 
-def strata_of(event: dict) -> set:
+def strata_of(event: dict,  # a corpus event (dict)
+             ) -> set:
     """Every quota stratum an event satisfies.
 
     Args:
-        event (dict)
+        event (dict): a corpus event (dict)
     """
     f, b = event["family"], hardness_bucket(event)
     out = {f"family={f}", f"bucket={b}", f"family={f},bucket={b}"}
@@ -169,39 +189,48 @@ def strata_of(event: dict) -> set:
 def _draw(*parts: bytes, n: int) -> int:
     return int.from_bytes(keccak256(*parts), "big") % n
 
-def hidden_pool(events, disabled_families=()) -> list:
+def hidden_pool(events,  # corpus events, in corpus order
+                disabled_families = (),  # families the profile leaves out of packs
+               ) -> list:
     """eval_hidden events of enabled families, sorted by id.
 
     Args:
-        events
-        disabled_families (default ())
+        events: corpus events, in corpus order
+        disabled_families (default ()): families the profile leaves out of packs
     """
     off = set(disabled_families)
     return sorted((e for e in events if e.get("split") == "eval_hidden" and e.get("logicalFamily", e["family"]) not in off),
                   key=lambda e: e["id"])
 
-def pack_strata(events, disabled_families=()) -> tuple:
+def pack_strata(events,  # corpus events, in corpus order
+                disabled_families = (),  # families the profile leaves out of packs
+               ) -> tuple:
     """(hidden pool, each member's strata): what a pack draw reads of the corpus, the same for every seed.
 
     Args:
-        events
-        disabled_families (default ())
+        events: corpus events, in corpus order
+        disabled_families (default ()): families the profile leaves out of packs
     """
     pool = hidden_pool(events, disabled_families)
     return pool, [strata_of(e) for e in pool]
 
-def draw_pack(seed: bytes, epoch_id: int, events, pack_size: int = 64, quotas=(), disabled_families=(),
+def draw_pack(seed: bytes,  # the 32-byte seed the pack is drawn from (eval_seed)
+              epoch_id: int,  # the epoch number the seeds draw on (int >= 0)
+              events,  # corpus events, in corpus order
+              pack_size: int = 64,  # how many queries a pack holds (64 at launch)
+              quotas = (),  # (stratum, minimum count) pairs a pack must meet, in order
+              disabled_families = (),  # families the profile leaves out of packs
               strata: tuple|None = None,  # pack_strata(events, disabled_families), when the caller keeps it
-              ) -> list:
+             ) -> list:
     """The hidden pack (a list of events) a seed draws: quota strata first, then seeded fill.
 
     Args:
-        seed (bytes)
-        epoch_id (int)
-        events
-        pack_size (int, default 64)
-        quotas (default ())
-        disabled_families (default ())
+        seed (bytes): the 32-byte seed the pack is drawn from (eval_seed)
+        epoch_id (int): the epoch number the seeds draw on (int >= 0)
+        events: corpus events, in corpus order
+        pack_size (int, default 64): how many queries a pack holds (64 at launch)
+        quotas (default ()): (stratum, minimum count) pairs a pack must meet, in order
+        disabled_families (default ()): families the profile leaves out of packs
         strata (tuple | None, default None): pack_strata(events, disabled_families), when the caller keeps it
     """
     pool, strata = strata or pack_strata(events, disabled_families)

@@ -28,19 +28,24 @@ class LRU(OrderedDict):
     """A dict holding its `size` most recently used entries, counting hits and misses; each operation is atomic across threads.
 
     Args:
-        size (int)
+        size (int): at most this many entries (>= 1)
     """
-    def __init__(self, size: int):
+    def __init__(self,
+                 size: int,  # at most this many entries (>= 1)
+                ):
         super().__init__()
         if size < 1: raise ValueError(f"store size {size} < 1: a store must hold the entry it was just given")
         self.size, self.hits, self.misses, self._lock = size, 0, 0, threading.Lock()
 
-    def get(self, key, default=None):
+    def get(self,
+            key,  # a key
+            default = None,  # what to return on a miss
+           ):
         """The stored value of `key` (a hit: now the most recent), else `default` (a miss).
 
         Args:
-            key
-            default (default None)
+            key: a key
+            default (default None): what to return on a miss
         """
         with self._lock:
             if not super().__contains__(key):
@@ -59,12 +64,15 @@ class LRU(OrderedDict):
             self.move_to_end(key)
             if len(self) > self.size: self.popitem(last=False)
 
-    def get_or(self, key, make: Callable):
+    def get_or(self,
+               key,  # a key
+               make: Callable,  # () -> the value, called only on a miss
+              ):
         """The stored value of `key`, else `make()`, stored.
 
         Args:
-            key
-            make (Callable)
+            key: a key
+            make (Callable): () -> the value, called only on a miss
         """
         value = self.get(key, _ABSENT)
         if value is _ABSENT:
@@ -92,27 +100,32 @@ class CacheStats(NamedTuple):
     """What a cache holds and how it served: store, size, entries, hits and misses.
 
     Attributes:
-        store (str)
-        size (int)
-        entries (int)
-        hits (int)
-        misses (int)
+        store (str): the store's name
+        size (int): at most this many entries (>= 1)
+        entries (int): entries held
+        hits (int): lookups that hit
+        misses (int): lookups that missed
     """
-    store: str
-    size: int
-    entries: int
-    hits: int
-    misses: int
+    store: str  # the store's name
+    size: int  # at most this many entries (>= 1)
+    entries: int  # entries held
+    hits: int  # lookups that hit
+    misses: int  # lookups that missed
 
-def context_key(corpus_root: bytes, bundle_hash: bytes, profile, embedder: str, reranker: str) -> bytes:
+def context_key(corpus_root: bytes,  # the corpus's root, 32 bytes
+                bundle_hash: bytes,  # the bundle's hash, 32 bytes
+                profile,  # the evaluator profile
+                embedder: str,  # the embedder's name
+                reranker: str,  # the reranker's name
+               ) -> bytes:
     """What every cached result of an evaluator depends on besides the state and the query.
 
     Args:
-        corpus_root (bytes)
-        bundle_hash (bytes)
-        profile
-        embedder (str)
-        reranker (str)
+        corpus_root (bytes): the corpus's root, 32 bytes
+        bundle_hash (bytes): the bundle's hash, 32 bytes
+        profile: the evaluator profile
+        embedder (str): the embedder's name
+        reranker (str): the reranker's name
     """
     return content_key(corpus_root, bundle_hash, repr(profile), embedder, reranker)
 
@@ -121,24 +134,30 @@ class EvalCache:
     """The evaluator's bounded stores, bound to one evaluation context.
 
     Attributes:
-        first_stage (LRU)
-        views (LRU)
-        rankings (LRU)
-        scores (LRU)
-        cosines (LRU)
-        context (bytes | None, default None)
+        first_stage (LRU): stage-1 lists and query vectors
+        views (LRU): state views, by state
+        rankings (LRU): orderings, by ranking key
+        scores (LRU): reranker scores, by (query, text)
+        cosines (LRU): dense cosines, by query
+        context (bytes | None, default None): the context key (context_key) the stores are bound to; None: unbound
         reuse (bool, default True): False: every ranking is computed from scratch
     """
-    first_stage: LRU
-    views: LRU
-    rankings: LRU
-    scores: LRU
-    cosines: LRU
-    context: bytes|None = None
+    first_stage: LRU  # stage-1 lists and query vectors
+    views: LRU  # state views, by state
+    rankings: LRU  # orderings, by ranking key
+    scores: LRU  # reranker scores, by (query, text)
+    cosines: LRU  # dense cosines, by query
+    context: bytes|None = None  # the context key (context_key) the stores are bound to; None: unbound
     reuse: bool = True   # False: every ranking is computed from scratch
 
     @classmethod
-    def sized(cls, first_stage: int = 16384, views: int = 256, rankings: int = 65536, scores: int = 1 << 20, cosines: int = 64):
+    def sized(cls,
+              first_stage: int = 16384,  # entries kept of stage-1 lists and query vectors
+              views: int = 256,  # state views kept
+              rankings: int = 65536,  # orderings kept
+              scores: int = 1 << 20,  # reranker scores kept, one per (query, text)
+              cosines: int = 64,  # queries whose dense cosines are kept
+             ):
         return cls(LRU(first_stage), LRU(views), LRU(rankings), LRU(scores), LRU(cosines))
 
     @classmethod
@@ -154,11 +173,13 @@ class EvalCache:
     @classmethod
     def none(cls): return replace(cls.sized(1, 1, 1, 1, 1), reuse=False)
 
-    def bind(self, context: bytes) -> "EvalCache":
+    def bind(self,
+             context: bytes,  # the context key (context_key) of the Evaluator the stores serve
+            ) -> "EvalCache":
         """This cache, now serving `context`; refused if it holds another context's results.
 
         Args:
-            context (bytes)
+            context (bytes): the context key (context_key) of the Evaluator the stores serve
         """
         if self.context not in (None, context): raise ValueError("this cache holds results of another corpus, profile, bundle or model")
         self.context = context
@@ -169,11 +190,12 @@ class EvalCache:
         return [CacheStats(f.name, s.size, len(s), s.hits, s.misses) for f in fields(self) if isinstance(s := getattr(self, f.name), LRU)]
 
 # %% ../../nbs/35a_cache.ipynb #b2b715f4
-def open_corpus(path) -> Corpus:
+def open_corpus(path,  # a corpus file (.json, .json.gz) or a packed corpus's folder
+               ) -> Corpus:
     """A packed corpus (a folder) memory-mapped, or a JSON corpus file with its corpusRoot check done once per content on this machine.
 
     Args:
-        path
+        path: a corpus file (.json, .json.gz) or a packed corpus's folder
     """
     if Path(path).is_dir(): return open_packed(path)
     mark = cache_dir() / "verified-roots" / content_key(Path(path).read_bytes()).hex()
@@ -191,37 +213,44 @@ class Memo(dict):
     """A dict that starts over when it holds `size` entries: bounded, with no bookkeeping on a read (an LRU's costs ~1 us).
 
     Args:
-        size (int)
+        size (int): at most this many entries (>= 1)
     """
-    def __init__(self, size: int):
+    def __init__(self,
+                 size: int,  # at most this many entries (>= 1)
+                ):
         super().__init__()
         self.size = size
-    def keep(self, key, value):
+    def keep(self,
+             key,  # the key
+             value,  # its value
+            ):
         """Store and return `value`.
 
         Args:
-            key
-            value
+            key: the key
+            value: its value
         """
         if len(self) >= self.size: self.clear()
         self[key] = value
         return value
 
-def offsets(lengths) -> np.ndarray:
+def offsets(lengths,  # each item's length (ints >= 0)
+           ) -> np.ndarray:
     """The n + 1 int64 offsets of n items of these lengths laid end to end.
 
     Args:
-        lengths
+        lengths: each item's length (ints >= 0)
     """
     off = np.zeros(len(lengths) + 1, np.int64)
     off[1:] = np.cumsum(lengths, dtype=np.int64)
     return off
 
-def blobs(items) -> tuple:
+def blobs(items,  # bytes items, in order
+         ) -> tuple:
     """(the byte strings end to end as uint8, their offsets).
 
     Args:
-        items
+        items: bytes items, in order
     """
     return np.frombuffer(b"".join(items), np.uint8), offsets([len(b) for b in items])
 
@@ -229,11 +258,15 @@ class Blobs(Sequence):
     """Item i is data[off[i]:off[i + 1]], decoded by `decode` each time it is read.
 
     Args:
-        data (np.ndarray)
-        off (np.ndarray)
-        decode (Callable, default bytes.decode)
+        data (np.ndarray): the items' bytes, concatenated (uint8 array)
+        off (np.ndarray): each item's start offset, and the end (int array, len = items + 1)
+        decode (Callable, default bytes.decode): bytes -> the item's value
     """
-    def __init__(self, data: np.ndarray, off: np.ndarray, decode: Callable = bytes.decode):
+    def __init__(self,
+                 data: np.ndarray,  # the items' bytes, concatenated (uint8 array)
+                 off: np.ndarray,  # each item's start offset, and the end (int array, len = items + 1)
+                 decode: Callable = bytes.decode,  # bytes -> the item's value
+                ):
         self.data, self.off, self.decode = data, off, decode
     def __len__(self) -> int: return len(self.off) - 1
     def __getitem__(self, i: int):
@@ -242,30 +275,33 @@ class Blobs(Sequence):
         return self.decode(self.data[self.off[i]:self.off[i + 1]].tobytes())
 
 # %% ../../nbs/35a_cache.ipynb #27723b1a
-def sorted_keys(keys) -> np.ndarray:
+def sorted_keys(keys,  # the sorted fixed-width keys (bytes array)
+               ) -> np.ndarray:
     """Distinct byte-string keys, sorted, as numpy fixed-width bytes: the form np.searchsorted searches.
 
     Args:
-        keys
+        keys: the sorted fixed-width keys (bytes array)
     """
     keys = sorted(set(keys))
     return np.array(keys, dtype=f"S{max([1, *map(len, keys)])}")
 
-def text_keys(strings) -> np.ndarray:
+def text_keys(strings,  # str keys, any order
+             ) -> np.ndarray:
     """sorted_keys of strings as UTF-8; a NUL in one is refused (fixed-width bytes drop trailing NULs).
 
     Args:
-        strings
+        strings: str keys, any order
     """
     b = [s.encode() for s in strings]
     if any(b"\0" in x for x in b): raise CorpusError("an id holds a NUL character, which a packed key cannot keep")
     return sorted_keys(b)
 
-def text_key(key) -> bytes|None:
+def text_key(key,  # any key: a str without NUL has a stored form
+            ) -> bytes|None:
     """The stored form of a string key (None for anything no stored key can equal).
 
     Args:
-        key
+        key: any key: a str without NUL has a stored form
     """
     return key.encode() if isinstance(key, str) and "\0" not in key else None
 
@@ -273,20 +309,28 @@ class Keyed(Mapping):
     """A read-only map over sorted fixed-width keys: the key at position i maps to `value(i)`, found by binary search.
 
     Args:
-        keys (np.ndarray)
-        value (Callable)
-        encode (Callable, default text_key)
-        decode (Callable, default bytes.decode)
-        memo (int, default 1 << 17)
+        keys (np.ndarray): the sorted fixed-width keys (bytes array)
+        value (Callable): position -> the value stored there
+        encode (Callable | None, default None): key -> its stored bytes; None: text_key (str keys)
+        decode (Callable, default bytes.decode): bytes -> the item's value
+        memo (int, default 1 << 17): at most this many looked-up values stay decoded
     """
-    def __init__(self, keys: np.ndarray, value: Callable, encode: Callable = text_key, decode: Callable = bytes.decode, memo: int = 1 << 17):
-        self.stored, self.value, self.encode, self.decode = keys, value, encode, decode
+    def __init__(self,
+                 keys: np.ndarray,  # the sorted fixed-width keys (bytes array)
+                 value: Callable,  # position -> the value stored there
+                 encode: Callable|None = None,  # key -> its stored bytes; None: text_key (str keys)
+                 decode: Callable = bytes.decode,  # bytes -> the item's value
+                 memo: int = 1 << 17,  # at most this many looked-up values stay decoded
+                ):
+        self.stored, self.value, self.encode, self.decode = keys, value, encode or text_key, decode
         self.memo = Memo(memo)   # key -> value: a routed query asks for the same few thousand keys many times
-    def find(self, key) -> int|None:
+    def find(self,
+             key,  # a key, as the map's encode reads it
+            ) -> int|None:
         """The position of `key`, or None.
 
         Args:
-            key
+            key: a key, as the map's encode reads it
         """
         b = self.encode(key)
         if b is None or len(b) > self.stored.itemsize: return None
@@ -305,27 +349,33 @@ class Names(Sequence):
     """Sorted text keys as a sequence of strings (what `doc_ids` is on a packed corpus).
 
     Args:
-        keys (np.ndarray)
-        memo (int, default 1 << 17)
+        keys (np.ndarray): the sorted fixed-width keys (bytes array)
+        memo (int, default 1 << 17): at most this many looked-up values stay decoded
     """
-    def __init__(self, keys: np.ndarray, memo: int = 1 << 17): self.stored, self.memo = keys, Memo(memo)
+    def __init__(self,
+                 keys: np.ndarray,  # the sorted fixed-width keys (bytes array)
+                 memo: int = 1 << 17,  # at most this many looked-up values stay decoded
+                ):
+        self.stored, self.memo = keys, Memo(memo)
     def __len__(self) -> int: return len(self.stored)
     def __getitem__(self, i: int) -> str:
         return v if (v := self.memo.get(i)) is not None else self.memo.keep(i, bytes(self.stored[i]).decode())
 
-def record_key(rid) -> bytes|None:
+def record_key(rid,  # a record id (int below 2**32), or any other key
+              ) -> bytes|None:
     """The stored form of a recordId: 16 bytes big-endian (None for anything that is not one).
 
     Args:
-        rid
+        rid: a record id (int below 2**32), or any other key
     """
     return rid.to_bytes(16, "big") if isinstance(rid, int) and 0 <= rid < 1 << 128 else None
 
-def record_of(b: bytes) -> int:
+def record_of(b: bytes,  # a stored record key, 4 bytes
+             ) -> int:
     """The recordId stored as up to 16 big-endian bytes.
 
     Args:
-        b (bytes)
+        b (bytes): a stored record key, 4 bytes
     """
     return int.from_bytes(b.ljust(16, b"\0"), "big")   # numpy dropped its trailing NULs
 
@@ -335,11 +385,12 @@ PACK_HEADER = "header.json"  # the packed corpus's header file
 # what a pack draw reads of a hidden event (15_seeds: hidden_pool, strata_of, hardness_bucket): without the embeddings
 POOL_KEYS = ("id", "split", "family", "logicalFamily", "band", "causalDepth", "relationHopDepth", "truthDocuments", "qrels")
 
-def pack_arrays(c: Corpus):
+def pack_arrays(c: Corpus,  # a corpus with stored embeddings
+               ):
     """(name, array) of every file of the packed form but the header, in PACK_FILES order, each computed when asked for.
 
     Args:
-        c (Corpus)
+        c (Corpus): a corpus with stored embeddings
     """
     pos = {e["id"]: i for i, e in enumerate(c.events)}      # the last event of an id, as Corpus.by_id keeps
     yield "ids", (ids := text_keys(pos))
@@ -373,21 +424,25 @@ PACK_FILES = ("ids", "id_pos", "doc_ids", "doc_event", "records", "record_event"
               "post.idx", "post.w", "hidden", "pool", "pool.off", "inv_keys", "inv_vals", "inv_vals.off", "scope_keys", "scope_vals", "scope_vals.off",
               "events", "events.off", "texts", "texts.off")
 
-def file_digest(path) -> str:
+def file_digest(path,  # a file
+               ) -> str:
     """16-byte BLAKE2b of a file, read in chunks (memory stays flat however large the file).
 
     Args:
-        path
+        path: a file
     """
     with open(path, "rb") as f: return hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
 
-def pack_corpus(c: Corpus, path, progress: bool = False) -> Path:
+def pack_corpus(c: Corpus,  # a corpus with stored embeddings
+                path,  # the new folder to write (it must not exist)
+                progress: bool = False,  # draw a progress bar on stderr
+               ) -> Path:
     """Write `c` in the packed form into the new folder `path` (a progress bar over its files if `progress`); returns it.
 
     Args:
-        c (Corpus)
-        path
-        progress (bool, default False)
+        c (Corpus): a corpus with stored embeddings
+        path: the new folder to write (it must not exist)
+        progress (bool, default False): draw a progress bar on stderr
     """
     path = Path(path)
     if path.exists(): raise CorpusError(f"{path}: already exists (a packed corpus is written into a new folder)")
@@ -414,11 +469,16 @@ class PoolEvent(Mapping):
     """A hidden event as a pack draw reads it: its POOL_KEYS at hand, the whole event decoded on the first other key.
 
     Args:
-        stub (dict)
-        events (Sequence)
-        pos (int)
+        stub (dict): the event's pool keys (POOL_KEYS)
+        events (Sequence): the corpus's events (decoded on demand)
+        pos (int): the event's position in `events`
     """
-    def __init__(self, stub: dict, events: Sequence, pos: int): self.stub, self.events, self.pos, self._full = stub, events, pos, None
+    def __init__(self,
+                 stub: dict,  # the event's pool keys (POOL_KEYS)
+                 events: Sequence,  # the corpus's events (decoded on demand)
+                 pos: int,  # the event's position in `events`
+                ):
+        self.stub, self.events, self.pos, self._full = stub, events, pos, None
     @property
     def full(self) -> dict:
         if self._full is None: self._full = self.events[self.pos]
@@ -435,12 +495,12 @@ class PackedCorpus(Corpus):
     """A corpus opened from its packed form: Corpus's lookups over memory-mapped arrays; corpus_epoch, entities, bi_encoder and labeling_model are as in Corpus.
 
     Attributes:
-        arrays (dict, default dfield(default_factory=dict, repr=False, compare=False))
-        header (dict, default dfield(default_factory=dict, repr=False, compare=False))
+        arrays (dict, default dfield(default_factory=dict, repr=False, compare=False)): file name -> memory-mapped array
+        header (dict, default dfield(default_factory=dict, repr=False, compare=False)): the packed corpus's header
         memo (int, default 4096): events looked up by id that stay decoded
     """
-    arrays: dict = dfield(default_factory=dict, repr=False, compare=False)
-    header: dict = dfield(default_factory=dict, repr=False, compare=False)
+    arrays: dict = dfield(default_factory=dict, repr=False, compare=False)  # file name -> memory-mapped array
+    header: dict = dfield(default_factory=dict, repr=False, compare=False)  # the packed corpus's header
     memo: int = 4096   # events looked up by id that stay decoded
 
     def _json_map(self, keys: str, vals: str) -> Keyed:
@@ -484,32 +544,39 @@ class PackedCorpus(Corpus):
         post = Keyed(self.arrays["vocab"], self._postings)
         return StageOneIndex(self.arrays["vectors"], self.arrays["inv_norms"], BM25Index.from_postings(len(self.doc_ids), post))
 
-def damaged(folder: Path, name: str, why: str) -> CorpusError:
+def damaged(folder: Path,  # the packed corpus's folder
+            name: str,  # the array's name (one of PACK_FILES)
+            why: str,  # what is wrong with it
+           ) -> CorpusError:
     """The CorpusError for a packed corpus array that cannot be used.
 
     Args:
-        folder (Path)
-        name (str)
-        why (str)
+        folder (Path): the packed corpus's folder
+        name (str): the array's name (one of PACK_FILES)
+        why (str): what is wrong with it
     """
     return CorpusError(f"{folder}: packed corpus is damaged: {name}.npy {why}")
 
-def stamp(f: Path) -> str:
+def stamp(f: Path,  # a file
+         ) -> str:
     """What changes when a file is rewritten or replaced: its size, modification time and inode.
 
     Args:
-        f (Path)
+        f (Path): a file
     """
     st = f.stat()
     return f"{f.name}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
 
-def check_files(folder: Path, raw_header: bytes, files: dict) -> None:
+def check_files(folder: Path,  # the packed corpus's folder
+                raw_header: bytes,  # the header file's bytes
+                files: dict,  # file name -> (size, BLAKE2b hex digest), as the header records them
+               ) -> None:
     """Every file's size, then (unless this header and these very files passed before) its BLAKE2b, against the header.
 
     Args:
-        folder (Path)
-        raw_header (bytes)
-        files (dict)
+        folder (Path): the packed corpus's folder
+        raw_header (bytes): the header file's bytes
+        files (dict): file name -> (size, BLAKE2b hex digest), as the header records them
     """
     for n, (size, _) in files.items():
         f = folder / f"{n}.npy"
@@ -522,23 +589,27 @@ def check_files(folder: Path, raw_header: bytes, files: dict) -> None:
     mark.parent.mkdir(parents=True, exist_ok=True)
     mark.touch()
 
-def mapped(folder: Path, name: str) -> np.ndarray:
+def mapped(folder: Path,  # the packed corpus's folder
+           name: str,  # the array's name (one of PACK_FILES)
+          ) -> np.ndarray:
     """One checked packed file, memory-mapped.
 
     Args:
-        folder (Path)
-        name (str)
+        folder (Path): the packed corpus's folder
+        name (str): the array's name (one of PACK_FILES)
     """
     # a plain ndarray view of the map: numpy's memmap class adds ~1 us to every element read
     try: return np.load(folder / f"{name}.npy", mmap_mode="r").view(np.ndarray)
     except (OSError, ValueError) as e: raise damaged(folder, name, f"does not read as an array ({e.__class__.__name__})") from None
 
-def open_packed(path, memo: int = 4096) -> PackedCorpus:
+def open_packed(path,  # a folder pack_corpus wrote
+                memo: int = 4096,  # at most this many looked-up values stay decoded
+               ) -> PackedCorpus:
     """A packed corpus, its files checked against its header and memory-mapped; up to `memo` events looked up by id stay decoded.
 
     Args:
-        path
-        memo (int, default 4096)
+        path: a folder pack_corpus wrote
+        memo (int, default 4096): at most this many looked-up values stay decoded
     """
     path = Path(path)
     try: raw = (path / PACK_HEADER).read_bytes(); h = json.loads(raw)

@@ -13,34 +13,39 @@ from dataclasses import dataclass, fields
 from ..core.layout import fixture_text
 
 # %% ../../nbs/34_metrics.ipynb #3466451f
-def lsum(xs) -> float:
+def lsum(xs,  # floats, summed left to right
+        ) -> float:
     """Left-to-right float sum, as JavaScript adds.
 
     Args:
-        xs
+        xs: floats, summed left to right
     """
     out = 0.0
     for x in xs: out += x
     return out
 
-def js_round(x: float) -> int:
+def js_round(x: float,  # a float (a score or composite in 0..1)
+            ) -> int:
     """JavaScript's Math.round: floor(x + 0.5).
 
     Args:
-        x (float)
+        x (float): a float (a score or composite in 0..1)
     """
     return math.floor(x + 0.5)
 
 # %% ../../nbs/34_metrics.ipynb #e05a34a4
 def _dcg(rels, k: int) -> float: return lsum((2.0 ** r - 1.0) / math.log2(i + 2) for i, r in enumerate(rels[:k]))
 
-def ndcg_at_k(ranking, qrels: dict, k: int = 10) -> float:
+def ndcg_at_k(ranking,  # document ids, best first
+              qrels: dict,  # document id -> graded relevance (int >= 0; 0 or absent: not relevant)
+              k: int = 10,  # the cut-off: ranks 1..k count (10 at launch)
+             ) -> float:
     """Graded nDCG@k (gain 2^rel - 1, discount log2(rank + 1)) of `ranking` against `qrels`.
 
     Args:
-        ranking
-        qrels (dict)
-        k (int, default 10)
+        ranking: document ids, best first
+        qrels (dict): document id -> graded relevance (int >= 0; 0 or absent: not relevant)
+        k (int, default 10): the cut-off: ranks 1..k count (10 at launch)
     """
     if not isinstance(k, int) or k < 1: raise ValueError(f"k must be a positive integer, got {k!r}")
     ranking = list(ranking)
@@ -51,25 +56,32 @@ def ndcg_at_k(ranking, qrels: dict, k: int = 10) -> float:
     return _dcg([qrels.get(d, 0) for d in ranking], k) / idcg if idcg > 0 else 0.0
 
 # %% ../../nbs/34_metrics.ipynb #375d9b32
-def temporal_hit(ranking: list, current: str|None, stale: set) -> bool|None:
+def temporal_hit(ranking: list,  # document ids, best first
+                 current: str|None,  # the query's current truth document id, or None
+                 stale: set,  # its superseded truth document ids
+                ) -> bool|None:
     """Top-1 is the current truth and no stale truth is in the top 3 (None: no current truth).
 
     Args:
-        ranking (list)
-        current (str | None)
-        stale (set)
+        ranking (list): document ids, best first
+        current (str | None): the query's current truth document id, or None
+        stale (set): its superseded truth document ids
     """
     if current is None: return None
     return bool(ranking) and ranking[0] == current and not (set(ranking[:3]) & stale)
 
-def relation_hit(start_slots: list, answer_slots: set, edges: dict, hops: int = 3) -> bool:
+def relation_hit(start_slots: list,  # the slots the walk starts from (the top 10's anchors)
+                 answer_slots: set,  # the slots that anchor an answer
+                 edges: dict,  # slot -> neighbouring slots
+                 hops: int = 3,  # at most this many hops (>= 0)
+                ) -> bool:
     """BFS over `edges` (slot -> neighbour slots) from `start_slots` reaches an answer slot within `hops`.
 
     Args:
-        start_slots (list)
-        answer_slots (set)
-        edges (dict)
-        hops (int, default 3)
+        start_slots (list): the slots the walk starts from (the top 10's anchors)
+        answer_slots (set): the slots that anchor an answer
+        edges (dict): slot -> neighbouring slots
+        hops (int, default 3): at most this many hops (>= 0)
     """
     if not answer_slots: return False
     seen, frontier = set(start_slots), list(dict.fromkeys(start_slots))
@@ -80,11 +92,12 @@ def relation_hit(start_slots: list, answer_slots: set, edges: dict, hops: int = 
         if not frontier: return False
     return False
 
-def hit_rate(hits) -> float:
+def hit_rate(hits,  # one bool (or None: not counted) per query
+            ) -> float:
     """Share of True among the votes that are not None; 0 with no votes.
 
     Args:
-        hits
+        hits: one bool (or None: not counted) per query
     """
     votes = [h for h in hits if h is not None]
     return sum(1 for h in votes if h) / len(votes) if votes else 0.0
@@ -95,41 +108,50 @@ class Components:
     """The five scored components (or their weights), by name.
 
     Attributes:
-        ndcg10 (float)
-        temporal (float)
-        multi_hop_recall10 (float)
-        abstention (float)
-        structural_validity (float)
+        ndcg10 (float): graded nDCG@10, in 0..1
+        temporal (float): the temporal hit rate, in 0..1
+        multi_hop_recall10 (float): multi-hop recall@10, in 0..1
+        abstention (float): abstention accuracy on the probes, in 0..1
+        structural_validity (float): the state's structural validity, in 0..1
     """
-    ndcg10: float
-    temporal: float
-    multi_hop_recall10: float
-    abstention: float
-    structural_validity: float
+    ndcg10: float  # graded nDCG@10, in 0..1
+    temporal: float  # the temporal hit rate, in 0..1
+    multi_hop_recall10: float  # multi-hop recall@10, in 0..1
+    abstention: float  # abstention accuracy on the probes, in 0..1
+    structural_validity: float  # the state's structural validity, in 0..1
     WIRE = ("nDCG10", "temporal", "multiHopRecall10", "abstention", "structuralValidity")
     WEIGHT_KEYS = ("w_retrieval", "w_temporal", "w_relation_recall", "w_abstention", "w_structural_sanity")
 
     def values(self) -> tuple: return tuple(getattr(self, f.name) for f in fields(self))
     def to_json(self) -> dict: return dict(zip(self.WIRE, self.values()))
     @classmethod
-    def from_json(cls, d: dict) -> "Components": return cls(*(float(d[k]) for k in cls.WIRE))
+    def from_json(cls,
+                  d: dict,  # the components under their wire names (Components.WIRE)
+                 ) -> "Components":
+        return cls(*(float(d[k]) for k in cls.WIRE))
     @classmethod
-    def from_weights(cls, w: dict) -> "Components": return cls(*(float(w[k]) for k in cls.WEIGHT_KEYS))
+    def from_weights(cls,
+                     w: dict,  # the profile's weights under their names (Components.WEIGHT_KEYS)
+                    ) -> "Components":
+        return cls(*(float(w[k]) for k in cls.WEIGHT_KEYS))
 
-def composite(c: Components, w: Components) -> float:
+def composite(c: Components,  # the components to weigh
+              w: Components,  # the profile's weights, one per component (sum 1)
+             ) -> float:
     """Weighted composite, summed left to right and clamped to [0, 1].
 
     Args:
-        c (Components)
-        w (Components)
+        c (Components): the components to weigh
+        w (Components): the profile's weights, one per component (sum 1)
     """
     return min(1.0, max(0.0, lsum(wi * ci for wi, ci in zip(w.values(), c.values()))))
 
-def to_ppm(x: float) -> int:
+def to_ppm(x: float,  # a float (a score or composite in 0..1)
+          ) -> int:
     """A fraction as parts per million, rounded the JavaScript way and clamped to [0, 1e6].
 
     Args:
-        x (float)
+        x (float): a float (a score or composite in 0..1)
     """
     return max(0, min(1_000_000, js_round(x * 1_000_000)))
 
@@ -142,15 +164,15 @@ class Floors:
     """The acceptance floors of a bundle profile: minimum improvement and the three regression floors.
 
     Attributes:
-        min_improvement_ppm (int)
-        structural_floor (float)
-        protected_regression_floor (float)
-        family_catastrophic_floor (float)
+        min_improvement_ppm (int): the smallest delta that counts as an improvement, in ppm
+        structural_floor (float): the lowest structural validity a patched state may have, in 0..1
+        protected_regression_floor (float): the largest fall a protected query may take, in 0..1
+        family_catastrophic_floor (float): the lowest share of its parent score a family may keep, in 0..1
     """
-    min_improvement_ppm: int
-    structural_floor: float
-    protected_regression_floor: float
-    family_catastrophic_floor: float
+    min_improvement_ppm: int  # the smallest delta that counts as an improvement, in ppm
+    structural_floor: float  # the lowest structural validity a patched state may have, in 0..1
+    protected_regression_floor: float  # the largest fall a protected query may take, in 0..1
+    family_catastrophic_floor: float  # the lowest share of its parent score a family may keep, in 0..1
 
 _UNSUPPORTED = {"enableRawRoutingAnchors": True, "enableRelationAnchorEdges": True, "evidencePolicyEnabled": True,
                 "temporalMotifAdmission": True, "conflictMotifAdmission": True, "evidenceMotifAdmission": True,
@@ -161,16 +183,16 @@ class Profile:
     """A validated evaluator profile: every knob the evaluator reads, typed, with the reference's defaults.
 
     Attributes:
-        raw (dict)
-        weights (Components)
-        floors (Floors)
-        pipeline (str)
+        raw (dict): a profile as its JSON file holds it
+        weights (Components): the profile's weights, one per component (sum 1)
+        floors (Floors): the profile's acceptance floors
+        pipeline (str): the substrate pipeline: 'r5' at launch
         replay_tolerance_ppm (int, default 250)
         baseline_parent_score_ppm (int, default 0)
         production_variance_ppm (int, default 0)
-        pack_size (int, default 64)
-        quotas (tuple, default ())
-        disabled_families (tuple, default ())
+        pack_size (int, default 64): how many queries a pack holds (64 at launch)
+        quotas (tuple, default ()): (stratum, minimum count) pairs a pack must meet, in order
+        disabled_families (tuple, default ()): families the profile leaves out of packs
         first_stage_top_k (int, default 3200)
         first_stage_mode (str, default 'dense')
         first_stage_dense_weight (float, default 1.0)
@@ -216,16 +238,16 @@ class Profile:
         memory_ir_full (bool, default False)
         target_block_offset (int, default 30)
     """
-    raw: dict
-    weights: Components
-    floors: Floors
-    pipeline: str
+    raw: dict  # a profile as its JSON file holds it
+    weights: Components  # the profile's weights, one per component (sum 1)
+    floors: Floors  # the profile's acceptance floors
+    pipeline: str  # the substrate pipeline: 'r5' at launch
     replay_tolerance_ppm: int = 250
     baseline_parent_score_ppm: int = 0
     production_variance_ppm: int = 0
-    pack_size: int = 64
-    quotas: tuple = ()
-    disabled_families: tuple = ()
+    pack_size: int = 64  # how many queries a pack holds (64 at launch)
+    quotas: tuple = ()  # (stratum, minimum count) pairs a pack must meet, in order
+    disabled_families: tuple = ()  # families the profile leaves out of packs
     first_stage_top_k: int = 3200
     first_stage_mode: str = "dense"
     first_stage_dense_weight: float = 1.0
@@ -277,18 +299,25 @@ class Profile:
     @property
     def screener_threshold_ppm(self) -> int: return screener_threshold_ppm(self.baseline_parent_score_ppm, self.state_threshold_ppm)
     def __getitem__(self, k): return self.raw[k]   # for callers that read a raw profile field (e.g. baseRpcConfig)
-    def get(self, k, default=None): return self.raw.get(k, default)
+    def get(self,
+            k,  # a raw profile field's name
+            default = None,  # what to return when it is absent
+           ):
+        return self.raw.get(k, default)
     def __repr__(self):  # the raw profile would fill a screen
         return (f"Profile({self.pipeline}, weights {self.weights.values()}, pack {self.pack_size}, "
                 f"state {self.state_threshold_ppm} ppm, screener {self.screener_threshold_ppm} ppm)")
 
-def screener_threshold_ppm(baseline_ppm: int, state_ppm: int, noise_floor_ppm: int = 0) -> int:
+def screener_threshold_ppm(baseline_ppm: int,  # the baseline parent score, in ppm
+                           state_ppm: int,  # the state threshold, in ppm
+                           noise_floor_ppm: int = 0,  # the replay noise floor, in ppm (>= 0)
+                          ) -> int:
     """computeCoreTexScreenerThresholdPpm under the default work policy (no plateau easing, no probe penalty).
 
     Args:
-        baseline_ppm (int)
-        state_ppm (int)
-        noise_floor_ppm (int, default 0)
+        baseline_ppm (int): the baseline parent score, in ppm
+        state_ppm (int): the state threshold, in ppm
+        noise_floor_ppm (int, default 0): the replay noise floor, in ppm (>= 0)
     """
     headroom = (1_000_000 - max(0, min(baseline_ppm, 1_000_000))) * 5 // 10_000
     state_floor = -(-state_ppm * 5000 // 10_000) if state_ppm > 0 else 0
@@ -327,11 +356,12 @@ def _check_weights(raw: dict) -> Components:
     if w.structural_validity > 0.10: raise ProfileError(f"w_structural_sanity {w.structural_validity} > 0.10: structure is a guardrail, not the reward")
     return w
 
-def validate_profile(raw: dict) -> Profile:
+def validate_profile(raw: dict,  # a profile as its JSON file holds it
+                    ) -> Profile:
     """A Profile, if `raw` satisfies the protocol's rules and asks only for what coretex implements.
 
     Args:
-        raw (dict)
+        raw (dict): a profile as its JSON file holds it
     """
     w = _check_weights(raw)
     for k in ("patchAcceptanceFloors", "hiddenPack", "rerankerTopK", "firstStageTopK", "rerankerInputTopK", "pipelineVersion"):
@@ -349,11 +379,12 @@ def validate_profile(raw: dict) -> Profile:
                    memory_ir_full=raw.get("rerankerMemoryIRMode") == "full",
                    target_block_offset=raw.get("baseRpcConfig", {}).get("targetBlockOffset", 30), **kw)
 
-def load_profile(name: str = "evaluator-profile-v16.json") -> Profile:
+def load_profile(name: str = "evaluator-profile-v16.json",  # a profile file shipped in coretex.fixtures
+                ) -> Profile:
     """A validated profile: a shipped fixture name or a path.
 
     Args:
-        name (str, default 'evaluator-profile-v16.json')
+        name (str, default 'evaluator-profile-v16.json'): a profile file shipped in coretex.fixtures
     """
     import os
     text = open(name).read() if os.path.exists(name) else fixture_text(name)
@@ -365,82 +396,93 @@ class QueryMetrics:
     """One query's scores, as the reference's PerQueryBreakdown names them.
 
     Attributes:
-        query_id (str)
-        family (str)
-        ndcg10 (float)
-        mrr10 (float, default 0.0)
-        recall10 (float | None, default None)
-        temporal_hit (bool | None, default None)
-        multi_hop_hit (bool | None, default None)
-        category_lens_hit (bool | None, default None)
-        abstention_hit (bool | None, default None)
+        query_id (str): the query's id
+        family (str): the query's family: 'temporal', 'multi_hop_relation', 'near_collision', 'conflict_lifecycle', ...
+        ndcg10 (float): graded nDCG@10, in 0..1
+        mrr10 (float, default 0.0): reciprocal rank of the first relevant document in the top 10, in 0..1
+        recall10 (float | None, default None): recall@10, in 0..1 (None: the query has no relevant document)
+        temporal_hit (bool | None, default None): the current truth outranks every stale one (None: not a temporal query)
+        multi_hop_hit (bool | None, default None): the relation hit (None: not a multi-hop query)
+        category_lens_hit (bool | None, default None): a relevant top-10 document came through the category lens (None: not multi-hop)
+        abstention_hit (bool | None, default None): the abstention vote was right (None: not a probe)
     """
-    query_id: str
-    family: str
-    ndcg10: float
-    mrr10: float = 0.0
-    recall10: float|None = None
-    temporal_hit: bool|None = None
-    multi_hop_hit: bool|None = None
-    category_lens_hit: bool|None = None
-    abstention_hit: bool|None = None
+    query_id: str  # the query's id
+    family: str  # the query's family: 'temporal', 'multi_hop_relation', 'near_collision', 'conflict_lifecycle', ...
+    ndcg10: float  # graded nDCG@10, in 0..1
+    mrr10: float = 0.0  # reciprocal rank of the first relevant document in the top 10, in 0..1
+    recall10: float|None = None  # recall@10, in 0..1 (None: the query has no relevant document)
+    temporal_hit: bool|None = None  # the current truth outranks every stale one (None: not a temporal query)
+    multi_hop_hit: bool|None = None  # the relation hit (None: not a multi-hop query)
+    category_lens_hit: bool|None = None  # a relevant top-10 document came through the category lens (None: not multi-hop)
+    abstention_hit: bool|None = None  # the abstention vote was right (None: not a probe)
 
 @dataclass(frozen=True)
 class StateScore:
     """One state on one pack: its components, composite, ppm and per-query scores (in pack order).
 
     Attributes:
-        components (Components)
-        composite (float)
-        per_query (tuple)
+        components (Components): the pack means, one per component
+        composite (float): the weighted sum of the components, in 0..1
+        per_query (tuple): one QueryMetrics per query of the pack
     """
-    components: Components
-    composite: float
-    per_query: tuple
+    components: Components  # the pack means, one per component
+    composite: float  # the weighted sum of the components, in 0..1
+    per_query: tuple  # one QueryMetrics per query of the pack
     @property
     def ppm(self) -> int: return to_ppm(self.composite)
 
-def state_score(per_query: list, structural_validity: float, weights: Components) -> StateScore:
+def state_score(per_query: list,  # one QueryMetrics per query of the pack
+                structural_validity: float,  # the state's structural validity, in 0..1
+                weights: Components,  # the profile's weights, one per component (sum 1)
+               ) -> StateScore:
     """The reference's means over a pack's per-query scores.
 
     Args:
-        per_query (list)
-        structural_validity (float)
-        weights (Components)
+        per_query (list): one QueryMetrics per query of the pack
+        structural_validity (float): the state's structural validity, in 0..1
+        weights (Components): the profile's weights, one per component (sum 1)
     """
     ndcg = lsum(q.ndcg10 for q in per_query) / len(per_query) if per_query else 0.0
     c = Components(ndcg, hit_rate(q.temporal_hit for q in per_query), hit_rate(q.multi_hop_hit for q in per_query),
                    hit_rate(q.abstention_hit for q in per_query), structural_validity)
     return StateScore(c, composite(c, weights), tuple(per_query))
 
-def family_means(s: StateScore) -> dict:
+def family_means(s: StateScore,  # a state's score on a pack
+                ) -> dict:
     """Mean nDCG per family, families in first-seen order.
 
     Args:
-        s (StateScore)
+        s (StateScore): a state's score on a pack
     """
     fams = {}
     for q in s.per_query: fams.setdefault(q.family, []).append(q.ndcg10)
     return {f: lsum(v) / len(v) for f, v in fams.items()}
 
-def delta_ppm(before: StateScore, after: StateScore) -> int:
+def delta_ppm(before: StateScore,  # the parent's score on the pack
+              after: StateScore,  # the patched state's score on the pack
+             ) -> int:
     """The composite's change from `before` to `after`, in parts per million.
 
     Args:
-        before (StateScore)
-        after (StateScore)
+        before (StateScore): the parent's score on the pack
+        after (StateScore): the patched state's score on the pack
     """
     return js_round((after.composite - before.composite) * 1_000_000)
 
-def pack_verdict(before: StateScore, after: StateScore, floors: Floors, threshold_ppm: int, protected=frozenset()) -> tuple:
+def pack_verdict(before: StateScore,  # the parent's score on the pack
+                 after: StateScore,  # the patched state's score on the pack
+                 floors: Floors,  # the profile's acceptance floors
+                 threshold_ppm: int,  # the delta a pack must reach, in ppm (the screener threshold)
+                 protected = frozenset(),  # ids of the pack's protected queries (their regression is floored)
+                ) -> tuple:
     """(accepted, reason or None) of one pack, the first failing floor in the reference's order.
 
     Args:
-        before (StateScore)
-        after (StateScore)
-        floors (Floors)
-        threshold_ppm (int)
-        protected (default frozenset())
+        before (StateScore): the parent's score on the pack
+        after (StateScore): the patched state's score on the pack
+        floors (Floors): the profile's acceptance floors
+        threshold_ppm (int): the delta a pack must reach, in ppm (the screener threshold)
+        protected (default frozenset()): ids of the pack's protected queries (their regression is floored)
     """
     if after.components.structural_validity < floors.structural_floor: return False, "structural_validity_below_floor"
     old = {q.query_id: q.ndcg10 for q in before.per_query}
@@ -454,13 +496,16 @@ def pack_verdict(before: StateScore, after: StateScore, floors: Floors, threshol
     return True, None
 
 # %% ../../nbs/34_metrics.ipynb #a5ca7003
-def dual_verdict(gate: tuple, confirm: tuple|None, state_threshold_ppm: int) -> tuple:
+def dual_verdict(gate: tuple,  # (accepted, reason, delta ppm) of Gate
+                 confirm: tuple|None,  # (accepted, reason, delta ppm) of Confirm, or None when it was not run
+                 state_threshold_ppm: int,  # the delta a state advance needs, in ppm
+                ) -> tuple:
     """(outcome, code, reason) from each pack's (accepted, reason, delta_ppm); confirm None when not run.
 
     Args:
-        gate (tuple)
-        confirm (tuple | None)
-        state_threshold_ppm (int)
+        gate (tuple): (accepted, reason, delta ppm) of Gate
+        confirm (tuple | None): (accepted, reason, delta ppm) of Confirm, or None when it was not run
+        state_threshold_ppm (int): the delta a state advance needs, in ppm
     """
     if not gate[0]: return "REJECT", "gate-acceptance-floor", gate[1]
     if confirm is None: raise ValueError("an accepted gate needs the confirm pack")
