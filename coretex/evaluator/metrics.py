@@ -187,111 +187,111 @@ class Profile:
         weights (Components): the profile's weights, one per component (sum 1)
         floors (Floors): the profile's acceptance floors
         pipeline (str): the substrate pipeline: 'r5' at launch
-        replay_tolerance_ppm (int, default 250)
-        baseline_parent_score_ppm (int, default 0)
-        production_variance_ppm (int, default 0)
+        replay_tolerance_ppm (int, default 250): how far a replayed score may differ from the recorded one, in ppm
+        baseline_parent_score_ppm (int, default 0): the baseline parent score the screener threshold is set from, in ppm
+        production_variance_ppm (int, default 0): production noise allowed on top of replay_tolerance_ppm, in ppm
         pack_size (int, default 64): how many queries a pack holds (64 at launch)
         quotas (tuple, default ()): (stratum, minimum count) pairs a pack must meet, in order
         disabled_families (tuple, default ()): families the profile leaves out of packs
-        first_stage_top_k (int, default 3200)
-        first_stage_mode (str, default 'dense')
-        first_stage_dense_weight (float, default 1.0)
-        first_stage_lexical_weight (float, default 1.0)
-        reranker_input_top_k (int, default 128)
-        reranker_top_k (int, default 10)
-        abstention_threshold (float, default 0.001)
-        relation_hop_budget (int, default 3)
-        owner_scope_mode (str, default 'off')
-        lens_weight (float, default 0.1)
-        category_lens_expansion_budget (int, default 50)
-        category_lens_bonus_enabled (bool, default True)
-        category_lens_bonus_weight (float | None, default None)
-        category_lens_final_bonus_weight (float | None, default None)
-        category_lens_score_inheritance (float, default 0.0)
-        category_lens_seed_top_k (int | None, default None)
-        category_lens_hop_budget (int | None, default None)
-        category_lens_evidence_bundle (bool, default False)
-        category_lens_bidirectional (bool, default True)
-        temporal_current_boost (float, default 0.1)
-        temporal_stale_suppression (float, default 0.1)
-        temporal_stale_contrast (bool, default False)
-        enable_evidence_bundle_atoms (bool, default True)
-        enable_conflict_lifecycle_atoms (bool, default True)
-        enable_abstention_atoms (bool, default True)
-        enable_entity_resolution_atoms (bool, default False)
-        enable_scope_atoms (bool, default False)
-        enable_validity_atoms (bool, default True)
-        policy_max_budget_evidence (int | None, default None)
-        policy_max_budget_conflict (int | None, default None)
-        policy_max_budget_entity (int, default 300)
-        policy_max_budget_scope (int, default 300)
-        policy_entity_max_docs (int, default 4)
-        policy_scope_max_docs (int, default 8)
-        policy_scope_max_suppress (int, default 4)
-        policy_evidence_allowed_actions (tuple | None, default None)
-        policy_query_conditioned_admission (bool, default False)
-        policy_relation_typed_admission (bool, default False)
-        policy_conflict_intent_admission (bool, default False)
-        policy_abstention_top1_threshold (float | None, default None)
-        policy_abstention_margin_threshold (float | None, default None)
-        policy_query_local_top_k (int, default 24)
-        memory_ir_full (bool, default False)
-        target_block_offset (int, default 30)
+        first_stage_top_k (int, default 3200): stage-1 list length (3,200 at launch)
+        first_stage_mode (str, default 'dense'): 'dense', 'lexical' or 'hybrid' (fused)
+        first_stage_dense_weight (float, default 1.0): the dense score's weight in a hybrid stage 1
+        first_stage_lexical_weight (float, default 1.0): BM25's weight in a hybrid stage 1
+        reranker_input_top_k (int, default 128): candidates the reranker sees (the cap; 64 at launch)
+        reranker_top_k (int, default 10): the metrics' cut-off k (10)
+        abstention_threshold (float, default 0.001): a probe abstains when the top-1 score is below this (without abstention atoms)
+        relation_hop_budget (int, default 3): hops a relation walk may take
+        owner_scope_mode (str, default 'off'): 'off' or 'restrict': owner-scoped queries rank their owner's documents only
+        lens_weight (float, default 0.1): the default category-lens bonus weight
+        category_lens_expansion_budget (int, default 50): new documents the lens BFS may add per query
+        category_lens_bonus_enabled (bool, default True): whether lens weights add to the pre-rank
+        category_lens_bonus_weight (float | None, default None): the lens bonus weight in the pre-rank; None: lens_weight
+        category_lens_final_bonus_weight (float | None, default None): the lens bonus weight in the final score; None: 0
+        category_lens_score_inheritance (float, default 0.0): the share of a lens peer's reranker score a candidate inherits, in 0..1
+        category_lens_seed_top_k (int | None, default None): stage-1 documents whose events seed the lens BFS; None or <= 0: all
+        category_lens_hop_budget (int | None, default None): hops the lens BFS takes; None or <= 0: relation_hop_budget
+        category_lens_evidence_bundle (bool, default False): send lens documents with a bridge text (Bridge evidence: ...)
+        category_lens_bidirectional (bool, default True): the lens BFS also walks relations backwards
+        temporal_current_boost (float, default 0.1): bonus of a document marked current on a temporal query
+        temporal_stale_suppression (float, default 0.1): penalty of a document marked superseded on a temporal query
+        temporal_stale_contrast (bool, default False): stale truths grade 0 in a temporal query's nDCG
+        enable_evidence_bundle_atoms (bool, default True): evidence-bundle atoms count
+        enable_conflict_lifecycle_atoms (bool, default True): conflict-lifecycle atoms count
+        enable_abstention_atoms (bool, default True): abstention atoms count
+        enable_entity_resolution_atoms (bool, default False): entity-resolution atoms count
+        enable_scope_atoms (bool, default False): scope atoms count
+        enable_validity_atoms (bool, default True): validity atoms count
+        policy_max_budget_evidence (int | None, default None): the largest budget an evidence atom may carry; None: no cap
+        policy_max_budget_conflict (int | None, default None): the largest budget a conflict atom may carry; None: no cap
+        policy_max_budget_entity (int, default 300): the largest budget an entity atom may carry
+        policy_max_budget_scope (int, default 300): the largest budget a scope atom may carry
+        policy_entity_max_docs (int, default 4): documents entity atoms may admit per query
+        policy_scope_max_docs (int, default 8): documents scope atoms may admit per query
+        policy_scope_max_suppress (int, default 4): other-scope memories a scope atom may push down
+        policy_evidence_allowed_actions (tuple | None, default None): evidence-atom actions that count; None: all
+        policy_query_conditioned_admission (bool, default False): an atom fires only on a query whose subject its anchor names
+        policy_relation_typed_admission (bool, default False): admission follows only edge types the query's intent names
+        policy_conflict_intent_admission (bool, default False): conflict atoms need the query's conflict intent
+        policy_abstention_top1_threshold (float | None, default None): abstain atoms vote when the top-1 score is below this; None: off
+        policy_abstention_margin_threshold (float | None, default None): and when top-1 minus top-2 is below this; None: not checked
+        policy_query_local_top_k (int, default 24): the stage-1 ranks an atom that fires by rank reads (policyQueryLocalTopK)
+        memory_ir_full (bool, default False): render Memory-IR headers (rerankerMemoryIRMode full)
+        target_block_offset (int, default 30): blocks from a patch's receipt to its target block, whose hash seeds its packs
     """
     raw: dict  # a profile as its JSON file holds it
     weights: Components  # the profile's weights, one per component (sum 1)
     floors: Floors  # the profile's acceptance floors
     pipeline: str  # the substrate pipeline: 'r5' at launch
-    replay_tolerance_ppm: int = 250
-    baseline_parent_score_ppm: int = 0
-    production_variance_ppm: int = 0
+    replay_tolerance_ppm: int = 250  # how far a replayed score may differ from the recorded one, in ppm
+    baseline_parent_score_ppm: int = 0  # the baseline parent score the screener threshold is set from, in ppm
+    production_variance_ppm: int = 0  # production noise allowed on top of replay_tolerance_ppm, in ppm
     pack_size: int = 64  # how many queries a pack holds (64 at launch)
     quotas: tuple = ()  # (stratum, minimum count) pairs a pack must meet, in order
     disabled_families: tuple = ()  # families the profile leaves out of packs
-    first_stage_top_k: int = 3200
-    first_stage_mode: str = "dense"
-    first_stage_dense_weight: float = 1.0
-    first_stage_lexical_weight: float = 1.0
-    reranker_input_top_k: int = 128
-    reranker_top_k: int = 10
-    abstention_threshold: float = 0.001
-    relation_hop_budget: int = 3
-    owner_scope_mode: str = "off"
-    lens_weight: float = 0.1
-    category_lens_expansion_budget: int = 50
-    category_lens_bonus_enabled: bool = True
-    category_lens_bonus_weight: float|None = None
-    category_lens_final_bonus_weight: float|None = None
-    category_lens_score_inheritance: float = 0.0
-    category_lens_seed_top_k: int|None = None
-    category_lens_hop_budget: int|None = None
-    category_lens_evidence_bundle: bool = False
-    category_lens_bidirectional: bool = True
-    temporal_current_boost: float = 0.1
-    temporal_stale_suppression: float = 0.1
-    temporal_stale_contrast: bool = False
-    enable_evidence_bundle_atoms: bool = True
-    enable_conflict_lifecycle_atoms: bool = True
-    enable_abstention_atoms: bool = True
-    enable_entity_resolution_atoms: bool = False
-    enable_scope_atoms: bool = False
-    enable_validity_atoms: bool = True
-    policy_max_budget_evidence: int|None = None
-    policy_max_budget_conflict: int|None = None
-    policy_max_budget_entity: int = 300
-    policy_max_budget_scope: int = 300
-    policy_entity_max_docs: int = 4
-    policy_scope_max_docs: int = 8
-    policy_scope_max_suppress: int = 4
-    policy_evidence_allowed_actions: tuple|None = None
-    policy_query_conditioned_admission: bool = False
-    policy_relation_typed_admission: bool = False
-    policy_conflict_intent_admission: bool = False
-    policy_abstention_top1_threshold: float|None = None
-    policy_abstention_margin_threshold: float|None = None
-    policy_query_local_top_k: int = 24
-    memory_ir_full: bool = False
-    target_block_offset: int = 30
+    first_stage_top_k: int = 3200  # stage-1 list length (3,200 at launch)
+    first_stage_mode: str = "dense"  # 'dense', 'lexical' or 'hybrid' (fused)
+    first_stage_dense_weight: float = 1.0  # the dense score's weight in a hybrid stage 1
+    first_stage_lexical_weight: float = 1.0  # BM25's weight in a hybrid stage 1
+    reranker_input_top_k: int = 128  # candidates the reranker sees (the cap; 64 at launch)
+    reranker_top_k: int = 10  # the metrics' cut-off k (10)
+    abstention_threshold: float = 0.001  # a probe abstains when the top-1 score is below this (without abstention atoms)
+    relation_hop_budget: int = 3  # hops a relation walk may take
+    owner_scope_mode: str = "off"  # 'off' or 'restrict': owner-scoped queries rank their owner's documents only
+    lens_weight: float = 0.1  # the default category-lens bonus weight
+    category_lens_expansion_budget: int = 50  # new documents the lens BFS may add per query
+    category_lens_bonus_enabled: bool = True  # whether lens weights add to the pre-rank
+    category_lens_bonus_weight: float|None = None  # the lens bonus weight in the pre-rank; None: lens_weight
+    category_lens_final_bonus_weight: float|None = None  # the lens bonus weight in the final score; None: 0
+    category_lens_score_inheritance: float = 0.0  # the share of a lens peer's reranker score a candidate inherits, in 0..1
+    category_lens_seed_top_k: int|None = None  # stage-1 documents whose events seed the lens BFS; None or <= 0: all
+    category_lens_hop_budget: int|None = None  # hops the lens BFS takes; None or <= 0: relation_hop_budget
+    category_lens_evidence_bundle: bool = False  # send lens documents with a bridge text (Bridge evidence: ...)
+    category_lens_bidirectional: bool = True  # the lens BFS also walks relations backwards
+    temporal_current_boost: float = 0.1  # bonus of a document marked current on a temporal query
+    temporal_stale_suppression: float = 0.1  # penalty of a document marked superseded on a temporal query
+    temporal_stale_contrast: bool = False  # stale truths grade 0 in a temporal query's nDCG
+    enable_evidence_bundle_atoms: bool = True  # evidence-bundle atoms count
+    enable_conflict_lifecycle_atoms: bool = True  # conflict-lifecycle atoms count
+    enable_abstention_atoms: bool = True  # abstention atoms count
+    enable_entity_resolution_atoms: bool = False  # entity-resolution atoms count
+    enable_scope_atoms: bool = False  # scope atoms count
+    enable_validity_atoms: bool = True  # validity atoms count
+    policy_max_budget_evidence: int|None = None  # the largest budget an evidence atom may carry; None: no cap
+    policy_max_budget_conflict: int|None = None  # the largest budget a conflict atom may carry; None: no cap
+    policy_max_budget_entity: int = 300  # the largest budget an entity atom may carry
+    policy_max_budget_scope: int = 300  # the largest budget a scope atom may carry
+    policy_entity_max_docs: int = 4  # documents entity atoms may admit per query
+    policy_scope_max_docs: int = 8  # documents scope atoms may admit per query
+    policy_scope_max_suppress: int = 4  # other-scope memories a scope atom may push down
+    policy_evidence_allowed_actions: tuple|None = None  # evidence-atom actions that count; None: all
+    policy_query_conditioned_admission: bool = False  # an atom fires only on a query whose subject its anchor names
+    policy_relation_typed_admission: bool = False  # admission follows only edge types the query's intent names
+    policy_conflict_intent_admission: bool = False  # conflict atoms need the query's conflict intent
+    policy_abstention_top1_threshold: float|None = None  # abstain atoms vote when the top-1 score is below this; None: off
+    policy_abstention_margin_threshold: float|None = None  # and when top-1 minus top-2 is below this; None: not checked
+    policy_query_local_top_k: int = 24  # the stage-1 ranks an atom that fires by rank reads (policyQueryLocalTopK)
+    memory_ir_full: bool = False  # render Memory-IR headers (rerankerMemoryIRMode full)
+    target_block_offset: int = 30  # blocks from a patch's receipt to its target block, whose hash seeds its packs
 
     @property
     def state_threshold_ppm(self) -> int:
