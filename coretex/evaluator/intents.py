@@ -226,7 +226,7 @@ class QueryShape:
     def cosines(self) -> np.ndarray:
         "Every document's dense cosine with it, from the stores."
         return self.ev.bicos(self.q, self.stores)
-    # The gates of the dependency rule (below): each says whether the ordering can read one part of a state.
+    # The gates of the dependency rule (34k_dependency): each says whether the ordering can read one part of a state.
     @cached_property
     def temporal(self) -> bool: return is_temporal_query(self.ev.profile, self.q)   # the temporal marks of its pool's events
     @cached_property
