@@ -12,8 +12,9 @@ __all__ = ['QWEN_RERANKER', 'QWEN_RERANKER_REVISION', 'QWEN_PREFIX', 'QWEN_SUFFI
 import math, os
 from pathlib import Path
 import numpy as np
+from fastcore.basics import patch_to
 from .retrieval import tokenize
-from ..toolkit.embeddings import ModelUnavailable, check_model_dir, resolve_model
+from ..toolkit.embeddings import ModelUnavailable, check_model_dir, resolve_model, torch_threads
 
 # %% ../../nbs/33_rerank.ipynb #50ab72db
 def sigmoid(x):
@@ -144,13 +145,15 @@ class QwenReranker:
         max_length (int | None, default None): whole-prompt tokens kept; None: $RERANKER_MAX_SEQ_LEN or 2048
         batch_size (int | None, default None): prompts per forward; None: $RERANKER_INNER_BATCH or 8
         instruction (str | None, default None): None: $CORETEX_RERANKER_INSTRUCTION or QWEN_INSTRUCTION
+        threads (int | None, default None): torch threads; None: $RERANKER_NUM_THREADS or the CPU count
     """
     def __init__(self,
                  model: str = QWEN_RERANKER,        # a model folder, or QWEN_RERANKER (local HF cache only)
                  revision: str = QWEN_RERANKER_REVISION,  # the pinned model's revision (a folder is used as is)
                  max_length: int|None = None,       # whole-prompt tokens kept; None: $RERANKER_MAX_SEQ_LEN or 2048
                  batch_size: int|None = None,       # prompts per forward; None: $RERANKER_INNER_BATCH or 8
-                 instruction: str|None = None):     # None: $CORETEX_RERANKER_INSTRUCTION or QWEN_INSTRUCTION
+                 instruction: str|None = None,      # None: $CORETEX_RERANKER_INSTRUCTION or QWEN_INSTRUCTION
+                 threads: int|None = None):         # torch threads; None: $RERANKER_NUM_THREADS or the CPU count
         import torch
         from transformers import AutoTokenizer, AutoModelForCausalLM
         from transformers.utils import logging as hf_logging
@@ -167,37 +170,52 @@ class QwenReranker:
         self.batch_size = batch_size or int(os.environ.get("RERANKER_INNER_BATCH", RERANKER_INNER_BATCH))
         self.instruction = instruction or os.environ.get("CORETEX_RERANKER_INSTRUCTION", QWEN_INSTRUCTION)
         self.torch = torch
+        self.threads = threads or int(os.environ.get("RERANKER_NUM_THREADS", os.cpu_count() or 1))
         self.yes, self.no = self.tok.convert_tokens_to_ids("yes"), self.tok.convert_tokens_to_ids("no")
         pad = self.tok.pad_token_id
         self.pad = pad if pad is not None else self.tok.eos_token_id   # the runner pads with eos when there is no pad
     def __repr__(self): return f"QwenReranker({self.name!r}, max_length={self.max_length}, batch_size={self.batch_size})"
 
 # %% ../../nbs/33_rerank.ipynb #c5ff0205
-def _ids(self: QwenReranker, query: str, doc: str) -> list:
+@patch_to(QwenReranker)
+def _ids(self: QwenReranker,
+         query: str,   # the query text
+         doc: str,     # the document text
+         ) -> list:
     "The prompt's token ids, cut to the first max_length (the runner's truncation: the suffix goes first)."
     return self.tok(qwen_prompt(query, doc, self.instruction))["input_ids"][:self.max_length]
 
-def _forward(self: QwenReranker, seqs: list) -> np.ndarray:
+@patch_to(QwenReranker)
+def _forward(self: QwenReranker,
+             seqs: list,   # token id lists of one group
+             ) -> np.ndarray:
     "d = logit(yes) - logit(no) in float32 at each row's last real token, one right-padded forward."
     torch, width = self.torch, max(len(s) for s in seqs)
     ids = torch.tensor([s + [self.pad] * (width - len(s)) for s in seqs])
     mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs])
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(torch, self.threads):
         hidden = self.model.model(input_ids=ids, attention_mask=mask).last_hidden_state
         last = (mask.sum(dim=1) - 1).clamp(min=0)
         rows = self.model.lm_head(hidden[torch.arange(len(seqs)), last])   # the head at one position per row
         return (rows[:, self.yes] - rows[:, self.no]).numpy()
 
-def _score(self: QwenReranker, query: str, docs: list) -> np.ndarray:
-    "One score in [0, 1] per document, in the order given: the runner's groups, sigmoid in double."
+@patch_to(QwenReranker)
+def score(self: QwenReranker,
+          query: str,    # the query text
+          docs: list,    # the candidate documents, in the order their scores come back
+          ) -> np.ndarray:
+    """One score in [0, 1] per document, in the order given: the runner's groups, sigmoid in double.
+
+    Args:
+        query (str): the query text
+        docs (list): the candidate documents, in the order their scores come back
+    """
     seqs = [self._ids(query, d) for d in docs]
     out = np.zeros(len(seqs))
     for group in runner_groups([len(s) for s in seqs], self.batch_size):
         for i, d in zip(group, self._forward([seqs[i] for i in group])):
             out[i] = min(1.0, max(0.0, 1.0 / (1.0 + math.exp(-float(d))) if d > -700 else 0.0))
     return out
-
-QwenReranker._ids, QwenReranker._forward, QwenReranker.score = _ids, _forward, _score
 
 # %% ../../nbs/33_rerank.ipynb #8d9feff9
 RERANKER_NAMES = ("embedded", "token-overlap", "qwen")

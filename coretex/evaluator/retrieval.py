@@ -4,7 +4,8 @@
 
 # %% auto #0
 __all__ = ['DETERMINISTIC_EMBEDDER', 'DeterministicEmbedder', 'quantize', 'corpus_texts', 'stored_vectors', 'embed_corpus',
-           'tokenize', 'BM25Index', 'top_k', 'ranked', 'dense_cosines', 'add_normalised', 'StageOneIndex', 'FirstStage']
+           'bi_encoder_for', 'tokenize', 'BM25Index', 'top_k', 'ranked', 'dense_cosines', 'add_normalised',
+           'StageOneIndex', 'FirstStage']
 
 # %% ../../nbs/32_retrieval.ipynb #4cc0d76a
 import hashlib, math, re, struct
@@ -87,6 +88,19 @@ def embed_corpus(corpus,     # a Corpus (embeddings already stored are replaced)
                                   "perNegative": {d["id"]: stored[d["text"]] for d in e["hardNegatives"]}}) for e in corpus.events]
     return Corpus.from_events(events, corpus.corpus_epoch, entities=corpus.entities, bi_encoder={**pin, "layout": layout},
                               labeling_model=corpus.labeling_model)
+
+def bi_encoder_for(spec: str|None,   # a --bi-encoder option: a folder or BAAI/bge-m3; None: no option
+                   corpus,           # the corpus whose stored layout the query vectors must share
+                   ):
+    """The BiEncoder a --bi-encoder option names, giving query vectors in the corpus's stored layout (None: none).
+
+    Args:
+        spec (str | None): a --bi-encoder option: a folder or BAAI/bge-m3; None: no option
+        corpus: the corpus whose stored layout the query vectors must share
+    """
+    if spec is None: return None
+    layout = (corpus.bi_encoder or {}).get("layout")
+    return BiEncoder(spec, {"dim": layout["dim"], "quantization": layout.get("quantization", "int8")} if layout else None)
 
 # %% ../../nbs/32_retrieval.ipynb #4944c001
 _TOKEN = re.compile(r"[a-z0-9]+")

@@ -13,6 +13,7 @@ import hashlib, os, stat, struct
 from contextlib import contextmanager
 from pathlib import Path
 import numpy as np
+from fastcore.basics import patch_to
 
 # %% ../../nbs/21_embeddings.ipynb #0aa05a6b
 DEFAULT_EMBEDDER = "all-MiniLM-L6-v2"  # the sentence-transformers bi-encoder used unless another is named
@@ -229,8 +230,15 @@ class BiEncoder:
     def __repr__(self): return f"BiEncoder({self.name!r}, {self.layout}, max_length={self.max_length}, batch_size={self.batch_size})"
 
 # %% ../../nbs/21_embeddings.ipynb #570477b4
-def _vectors(self: BiEncoder, texts) -> np.ndarray:
-    "Normalised float32 CLS vectors (n, hidden) in the runner's groups: arrival order, batch_size at a time."
+@patch_to(BiEncoder)
+def vectors(self: BiEncoder,
+            texts,   # the texts of one request, in arrival order
+            ) -> np.ndarray:
+    """Normalised float32 CLS vectors (n, hidden) in the runner's groups: arrival order, batch_size at a time.
+
+    Args:
+        texts: the texts of one request, in arrival order
+    """
     torch, out = self.torch, []
     with torch.no_grad(), torch_threads(torch, self.threads):
         for s in range(0, len(texts), self.batch_size):
@@ -241,13 +249,29 @@ def _vectors(self: BiEncoder, texts) -> np.ndarray:
             out.append((cls / torch.where(norms > 0, norms, torch.ones_like(norms))).numpy())
     return np.concatenate(out) if out else np.zeros((0, self.model.config.hidden_size), np.float32)
 
-def _stored(self: BiEncoder, texts) -> list:
-    "The runner's bytes of each text, lower-case hex: the texts sent as one request, in this order."
+@patch_to(BiEncoder)
+def stored(self: BiEncoder,
+           texts,   # the texts of one request, in arrival order (the order decides the groups of 16)
+           ) -> list:
+    """The runner's bytes of each text, lower-case hex: the texts sent as one request, in this order.
+
+    Args:
+        texts: the texts of one request, in arrival order (the order decides the groups of 16)
+    """
     pack = int8_stored if self.layout["quantization"] == "int8" else bf16_stored
     return [pack(v, self.dim) for v in self.vectors(texts)]
 
-def _encode(self: BiEncoder, texts, progress: bool = False) -> np.ndarray:
-    "The vectors a corpus built from `stored` holds: the stored bytes decoded, (n, dim) float32."
+@patch_to(BiEncoder)
+def encode(self: BiEncoder,
+           texts,                   # the texts of one request
+           progress: bool = False,  # unused: the embedder interface's flag
+           ) -> np.ndarray:
+    """The vectors a corpus built from `stored` holds: the stored bytes decoded, (n, dim) float32.
+
+    Args:
+        texts: the texts of one request
+        progress (bool, default False): unused: the embedder interface's flag
+    """
     return np.array([decode_stored(h, self.layout) for h in self.stored(texts)], np.float32).reshape(len(texts), self.dim)
 
 def decode_stored(hex_bytes: str,   # one stored embedding, hex (a 0x prefix is fine)
@@ -263,5 +287,3 @@ def decode_stored(hex_bytes: str,   # one stored embedding, hex (a 0x prefix is 
     if layout["quantization"] == "bf16":
         return np.frombuffer(b"".join(raw[2 * i:2 * i + 2] + b"\0\0" for i in range(dim)), ">f4").astype(np.float32)
     return (np.frombuffer(raw[4:4 + dim], np.int8).astype(np.float32) * np.frombuffer(raw[:4], ">f4")[0]).astype(np.float32)
-
-BiEncoder.vectors, BiEncoder.stored, BiEncoder.encode = _vectors, _stored, _encode
