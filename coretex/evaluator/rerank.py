@@ -158,8 +158,8 @@ class QwenReranker:
         from transformers import AutoTokenizer, AutoModelForCausalLM
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()
-        folder, name, rev = resolve_model(model, {QWEN_RERANKER: revision}, "--reranker") if model != "qwen" else \
-            resolve_model(QWEN_RERANKER, {QWEN_RERANKER: revision}, "--reranker")
+        try: folder, name, rev = resolve_model(QWEN_RERANKER if model == "qwen" else model, {QWEN_RERANKER: revision}, "--reranker")
+        except ModelUnavailable as e: raise RerankerUnavailable(str(e)) from None
         try:
             self.tok = AutoTokenizer.from_pretrained(folder)
             self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()   # CPU, float32
