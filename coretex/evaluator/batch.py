@@ -94,17 +94,21 @@ class EvaluatorSpec:
         corpus (str | None, default None)
         reranker (str, default 'embedded')
         bundle_hash (bytes | None, default None)
+        bi_encoder (str | None, default None): a BiEncoder folder or BAAI/bge-m3 for query vectors; None: the corpus's model
     """
     corpus: str|None = None
     reranker: str = "embedded"
     bundle_hash: bytes|None = None
+    bi_encoder: str|None = None   # a BiEncoder folder or BAAI/bge-m3 for query vectors; None: the corpus's model
 
     def build(self) -> Evaluator:
         from coretex.evaluator.cache import open_corpus
         from coretex.evaluator.evaluate import embedded_corpus
         from coretex.evaluator.rerank import make_reranker
+        from coretex.evaluator.retrieval import bi_encoder_for
         rr = make_reranker(self.reranker, None) if self.reranker != "embedded" else None   # embedded: the evaluator's own stage 1
-        return Evaluator(open_corpus(self.corpus) if self.corpus else embedded_corpus(), reranker=rr, bundle_hash=self.bundle_hash)
+        corpus = open_corpus(self.corpus) if self.corpus else embedded_corpus()
+        return Evaluator(corpus, embedder=bi_encoder_for(self.bi_encoder, corpus), reranker=rr, bundle_hash=self.bundle_hash)
 
 @dataclass(frozen=True)
 class JobResult:
