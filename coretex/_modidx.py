@@ -2796,6 +2796,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'coretex.simulate.loop.make_miners': ('loop.html#make_miners', 'coretex/simulate/loop.py'),
                                        'coretex.simulate.loop.make_world': ('loop.html#make_world', 'coretex/simulate/loop.py'),
                                        'coretex.simulate.loop.miner_address': ('loop.html#miner_address', 'coretex/simulate/loop.py'),
+                                       'coretex.simulate.loop.quality_attempts': ('loop.html#quality_attempts', 'coretex/simulate/loop.py'),
                                        'coretex.simulate.loop.read_jsonl': ('loop.html#read_jsonl', 'coretex/simulate/loop.py'),
                                        'coretex.simulate.loop.read_trajectory': ('loop.html#read_trajectory', 'coretex/simulate/loop.py'),
                                        'coretex.simulate.loop.restore': ('loop.html#restore', 'coretex/simulate/loop.py'),

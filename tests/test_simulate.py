@@ -176,3 +176,14 @@ def test_cli_refuses_a_base_too_small_for_a_pack(tmp_path):
     "A frontier whose hidden queries cannot fill the pack's quotas is refused in one line, before any epoch runs."
     r = subprocess.run(["coretex", "simulate", "--base-persons", "40", "--growth", "smooth", "--out", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot fill a pack" in r.stderr
+
+
+def test_the_decay_ratio_moves_the_trajectory(ev):
+    "Quality attempts are every honest proposal (the reference's Monte Carlo), so an epoch with no advance decays the threshold by the configured ratio: two ratios, two trajectories."
+    cfg = SimConfig(epochs=4, seed=1, population="mixed-honest", start_threshold_ppm=5000)
+    runs = {d: simulate(ev, replace(cfg, decay_ratio=d)).records for d in (0.7, 0.95)}
+    thresholds = {d: [r.threshold_ppm for r in recs] for d, recs in runs.items()}
+    assert thresholds[0.7] != thresholds[0.95], thresholds
+    decays = [r for r in runs[0.7] if r.controller_reason == "decay"]
+    assert decays and all(r.advances == 0 and r.quality_attempts == r.by_strategy["honest"][0] >= 4 for r in decays)
+    assert all(r.next_threshold_ppm == max(500, int(r.threshold_ppm * 0.7 + 0.5)) for r in decays)  # JS Math.round
