@@ -187,3 +187,15 @@ def test_the_decay_ratio_moves_the_trajectory(ev):
     decays = [r for r in runs[0.7] if r.controller_reason == "decay"]
     assert decays and all(r.advances == 0 and r.quality_attempts == r.by_strategy["honest"][0] >= 4 for r in decays)
     assert all(r.next_threshold_ppm == max(500, int(r.threshold_ppm * 0.7 + 0.5)) for r in decays)  # JS Math.round
+
+
+def test_aiming_miners_spend_fewer_proposals_where_there_is_no_headroom(ev):
+    "Honest miners that aim from their public trials and verdicts send fewer proposals to the levers the oracle gives no headroom on this corpus (lens, conflict, evidence, anchor) than miners drawing uniformly, and find no less."
+    cfg = SimConfig(epochs=8, seed=2, population="mixed-honest", mix=(("honest", 6),))
+    useless = {"relation", "conflict", "evidence", "anchor"}
+    runs = {aim: simulate(ev, replace(cfg, aim=aim)) for aim in (True, False)}
+    for run in runs.values():
+        assert all(r.headroom[f] == 0 for r in run.records for f in useless)   # the oracle: nothing there
+    spent = {aim: sum(s[2] in useless for s in run.samples if s[1] == "honest") for aim, run in runs.items()}
+    assert spent[True] < 0.5 * spent[False], spent
+    assert sum(r.advances for r in runs[True].records) >= sum(r.advances for r in runs[False].records)

@@ -24,7 +24,7 @@ from ..economy.difficulty import MIN_IMPROVEMENT_PPM, next_min_improvement_ppm
 from ..economy.reducer import EpochPatch, RewardOptions, advance_epoch_state
 from ..economy.eligibility import MERGE_MULTIPLIER_BPS
 from ..network.finalize import EconomyPolicy, Scored, finalize
-from .miners import (HONEST_FAMILIES, KINDS, LEVERS, POPULATIONS, STRATEGIES, Miner, Public, World, epoch_plan, failing, roster)
+from .miners import (HONEST_FAMILIES, KINDS, LEVERS, POPULATIONS, STRATEGIES, Miner, Public, World, epoch_plan, failing, learn, roster)
 from .headroom import GROWTH, ORACLE, Frontier, headroom, pool_evaluator
 
 # %% ../../nbs/81c_loop.ipynb #304719c4
@@ -65,6 +65,7 @@ class SimConfig:
         max_clamp_ppm (int | None, default None): calibration-only clamp window: its ceiling, ppm (None: the protocol's)
         screens (bool, default True): decide what the child state alone decides (exact) before calling the evaluator
         quality_count (str, default 'honest'): quality attempts the controller reads (QUALITY_COUNTS): every honest proposal, or screener passes
+        aim (bool, default True): honest miners aim their lever from their public trials and verdicts (False: uniformly)
     """
     epochs: int = 10                      # epochs to run
     miners: int = 4                       # miner identities (round-robin and tiers populations)
@@ -91,6 +92,7 @@ class SimConfig:
     max_clamp_ppm: int|None = None        # calibration-only clamp window: its ceiling, ppm (None: the protocol's)
     screens: bool = True                  # decide what the child state alone decides (exact) before calling the evaluator
     quality_count: str = "honest"         # quality attempts the controller reads (QUALITY_COUNTS): every honest proposal, or screener passes
+    aim: bool = True                      # honest miners aim their lever from their public trials and verdicts (False: uniformly)
 
     def __post_init__(self):
         for name in ("strategies", "families"): object.__setattr__(self, name, tuple(getattr(self, name)))
@@ -138,12 +140,12 @@ class SimConfig:
     def to_json(self) -> dict: return json.loads(json.dumps(asdict(self)))
     @classmethod
     def from_json(cls, d: dict) -> "SimConfig":
-        """The configuration a `to_json` wrote; one written before `quality_count` existed counted screener passes.
+        """The configuration a `to_json` wrote; one written before `quality_count` and `aim` existed counted screener passes and did not aim.
 
         Args:
             d (dict)
         """
-        return cls(**{"quality_count": "screener"} | {k: v for k, v in d.items() if k in {f.name for f in fields(cls)}})
+        return cls(**{"quality_count": "screener", "aim": False} | {k: v for k, v in d.items() if k in {f.name for f in fields(cls)}})
 
 # %% ../../nbs/81c_loop.ipynb #ecc3f8d2
 def sim_hash(label: str, *parts: int) -> bytes:
@@ -202,7 +204,7 @@ def make_world(ev, cfg: SimConfig, public: Public) -> World:
     """
     visible = ev.corpus.queries("train_visible")
     pack = random.Random(cfg.seed).sample(visible, min(cfg.public_queries, len(visible)))
-    return World(ev, tuple(GENESIS), b"", public, set(), [], pack, cfg.families, cfg.candidates)
+    return World(ev, tuple(GENESIS), b"", public, set(), [], pack, cfg.families, cfg.candidates, cfg.aim)
 
 # %% ../../nbs/81c_loop.ipynb #166df8c3
 SCREEN_FLOOR = "gate-acceptance-floor:structural_validity_below_floor"
@@ -547,7 +549,9 @@ def run_epoch(sim: Simulation) -> EpochRecord:
     for n, i in enumerate(plan):
         m = sim.miners[i]
         got = m.propose(sim.world)
-        if got is not None: subs.append(sim.submit(m, got[0], e, n, got[1], epoch))
+        if got is None: continue
+        subs.append(s := sim.submit(m, got[0], e, n, got[1], epoch))
+        if cfg.aim and m.strategy == "honest": learn(m, got[0], s.outcome in ("ADVANCE", "SCREENER_PASS"))   # the miner reads its verdict
     fin = finalize(e, opening, epoch["scored"], epoch["credited"], sim.threshold, sim.policy)
     if fin.new_state_root != to_hex(sim.root): raise AssertionError(f"epoch {e}: finalization reaches {fin.new_state_root}, the run {to_hex(sim.root)}")
     quality = quality_attempts(cfg.quality_count, sum(s.strategy == "honest" for s in subs), fin.quality_attempts)
