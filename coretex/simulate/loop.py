@@ -702,19 +702,26 @@ class SimRun:
     @property
     def evaluations_per_second(self) -> float: return self.evaluations / self.seconds if self.seconds else 0.0
 
-def simulate(ev: Evaluator, cfg: SimConfig, out=None, progress: bool = False, observe=None, resume: bool = False,
-             coordinator=None, on_epoch=None) -> SimRun:
+def simulate(ev: Evaluator,            # the evaluator judging every proposal (its corpus is the run's)
+             cfg: SimConfig,           # the run
+             out=None,                 # a folder to write each epoch to as it closes (None: nothing written)
+             progress: bool = False,   # an epochs bar on stderr
+             observe=None,             # observe(words, patch, blockhash, secret, epoch, report, seconds) after each evaluation
+             resume: bool = False,     # continue the run in `out` from its checkpoint
+             coordinator=None,         # a coordinator whose store receives each evaluated submission (a static run only)
+             on_epoch=None,            # on_epoch(EpochRecord) as each epoch closes
+             ) -> SimRun:
     """Run `cfg` on `ev`; with `out`, each epoch is written there as it closes (`resume` continues the run there).
 
     Args:
-        ev (Evaluator)
-        cfg (SimConfig)
-        out (default None)
-        progress (bool, default False)
-        observe (default None)
-        resume (bool, default False)
-        coordinator (default None)
-        on_epoch (default None)
+        ev (Evaluator): the evaluator judging every proposal (its corpus is the run's)
+        cfg (SimConfig): the run
+        out (default None): a folder to write each epoch to as it closes (None: nothing written)
+        progress (bool, default False): an epochs bar on stderr
+        observe (default None): observe(words, patch, blockhash, secret, epoch, report, seconds) after each evaluation
+        resume (bool, default False): continue the run in `out` from its checkpoint
+        coordinator (default None): a coordinator whose store receives each evaluated submission (a static run only)
+        on_epoch (default None): on_epoch(EpochRecord) as each epoch closes
     """
     from tqdm import tqdm
     if resume and out is None: raise SimError("resume needs the run's folder")
