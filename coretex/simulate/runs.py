@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from .loop import SimConfig, SimError, read_jsonl, read_trajectory, simulate
-from .metrics import aggregate, metrics_table, run_metrics
+from .metrics import aggregate, draw_seeds, metrics_table, reference_metrics, run_metrics
 
 # %% ../../nbs/81f_runs.ipynb #81483e3e
 MODES = ("in-loop", "surrogate")
@@ -287,7 +287,7 @@ def run_seeds(cfg: SimConfig, seeds: list, out, spec: RunSpec = RunSpec(), worke
     return {**summarize(out), "spent": spent}
 
 def summarize(out) -> dict:
-    """Per-seed measures, their mean and worst, and the metrics table of a run folder (written to summary.json and table.md).
+    """Per-seed measures (coretex's and the reference's), their mean and worst, the metrics table and the seeds' figure of a run folder (summary.json, table.md, seeds.png).
 
     Args:
         out
@@ -298,6 +298,10 @@ def summarize(out) -> dict:
                "aggregate": {k: list(v) for k, v in aggregate(per_seed).items()}}
     (Path(out) / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (Path(out) / "table.md").write_text(metrics_table({spec.mode: per_seed}) + "\n")
+    records = [read_trajectory(seed_folder(out, s)) for s in seeds]
+    summary["reference"] = [reference_metrics(r, replace(cfg, seed=s)) for s, r in zip(seeds, records)]
+    (Path(out) / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    draw_seeds({spec.mode: records}, Path(out) / "seeds.png")
     if spec.mode == "in-loop": write_calibration(out, cfg, seeds, spec)
     return summary
 
@@ -363,4 +367,6 @@ def sweep(cfg: SimConfig, grid: dict, seeds: list, out, spec: RunSpec = RunSpec(
     rows = [{"point": p, "id": point_id(c), **{k: v[0] for k, v in summarize(Path(out) / "sweep" / point_id(c))["aggregate"].items()}}
             for p, c in points]
     (Path(out) / "sweep.json").write_text(json.dumps(rows, indent=1) + "\n")
+    draw_seeds({", ".join(f"{k}={v}" for k, v in p.items()): [read_trajectory(seed_folder(Path(out) / "sweep" / point_id(c), s)) for s in seeds]
+                for p, c in points}, Path(out) / "sweep.png")
     return rows
