@@ -121,7 +121,7 @@ def questions(a) -> None:
     def sweep(name, points, base):
         "Each point's surrogate seeds: the table's rows and the figure."
         runs = {label: surrogate_seeds(replace(base, **kw), cal, corpus, seeds) for label, kw in points}
-        draw_seeds(runs, res / f"simulate-questions-{name}.png")
+        draw_seeds(runs, res / f"simulate-questions-{name.replace(' ', '-')}.png")
         say()
         say(f"| {name}: point | mean threshold, first 50 epochs | epochs at the floor | honest advances per epoch | final threshold |")
         say("|---|---|---|---|---|")
