@@ -199,3 +199,15 @@ def test_aiming_miners_spend_fewer_proposals_where_there_is_no_headroom(ev):
     spent = {aim: sum(s[2] in useless for s in run.samples if s[1] == "honest") for aim, run in runs.items()}
     assert spent[True] < 0.5 * spent[False], spent
     assert sum(r.advances for r in runs[True].records) >= sum(r.advances for r in runs[False].records)
+
+
+def test_cli_refuses_a_calibration_that_is_not_a_small_regular_file(tmp_path):
+    "`simulate --calibration` refuses /dev/zero, a FIFO, a directory and a 2 GB sparse file by their kind and size, each in one line, exit 2 (98_cli_demo shows how long each took)."
+    import os
+    fifo, sparse = tmp_path / "fifo", tmp_path / "sparse.json"
+    os.mkfifo(fifo)
+    with open(sparse, "wb") as f: f.truncate(2 * 2**30)
+    for path, says in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (tmp_path, "Is a directory"), (sparse, "2147483648 bytes")):
+        r = subprocess.run(["coretex", "simulate", "--mode", "surrogate", "--calibration", str(path), "--out", str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
