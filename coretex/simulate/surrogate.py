@@ -153,7 +153,7 @@ def spend(units: dict, family: str) -> None:
     units[lever] = max(0.0, units[lever] - k) if k else 0.0
 
 def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None, levers: dict) -> str|None:
-    """The lever a surrogate proposal uses: an honest miner's drawn as in the loop, the copycat's the last advance's, a
+    """The lever a surrogate proposal uses: an honest miner's drawn uniformly over its families (the loop's honest miners aim: the surrogate does not model it), the copycat's the last advance's, a
     strategic miner's drawn from the levers it chose in the loop, else the strategy itself.
 
     Args:
