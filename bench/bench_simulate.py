@@ -15,7 +15,13 @@ embedded corpus's size) and the other 240 onboarded on the reference's smooth sc
 controller held for an epoch, each time it adds 10 hidden queries), target one advance an epoch, start threshold 500 ppm (the protocol's floor, as `coretex coordinator finalize` starts).
 Sizes below 8 x 500 are extrapolated to 8 x 500 at the measured rate, and say so.
 --results writes the JSON the notebook reads (per-seed measures, per-epoch series, the surrogate's calibration, provenance).
-Run: nice python bench/bench_simulate.py [--seeds 8] [--epochs 500] [--workers 2] [--out DIR] [--results FILE]
+Run: nice python bench/bench_simulate.py --throughput [--seeds 8] [--epochs 500] [--workers 2] [--out DIR] [--results FILE]
+
+Without --throughput (the default) it answers the reference's questions (bench/_questions.py): --ray-tries starts of a
+local Ray with --load busy loops added, an in-loop run of --seeds x --loop-epochs at the reference's settings, then the
+surrogate calibrated from it for --epochs: the table, each value with its 95% interval over the seeds, and a figure per
+multi-seed run and sweep in --figures.
+Run: nice python bench/bench_simulate.py [--seeds 8] [--loop-epochs 100] [--epochs 500] [--ray-tries 10] [--load 2]
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
 from dataclasses import replace
@@ -65,7 +71,7 @@ def peer(cfg: SimConfig, spec: RunSpec, epochs: int) -> dict:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", type=int, default=FULL_SEEDS)
-    ap.add_argument("--epochs", type=int, default=FULL_EPOCHS)
+    ap.add_argument("--epochs", type=int, default=FULL_EPOCHS, help="epochs (questions: of the surrogate's runs)")
     ap.add_argument("--workers", type=int, default=2, help="Ray workers (0: the seeds one by one in this process)")
     ap.add_argument("--growth", default="smooth")
     ap.add_argument("--base-persons", type=int, default=160, help="persons active at the start (0: all)")
@@ -73,8 +79,16 @@ def main():
     ap.add_argument("--mix", default="honest=6,random=12,hillclimb=6", help="proposals per epoch by kind")
     ap.add_argument("--peer-epochs", type=int, default=30)
     ap.add_argument("--out", help="run folder (default: a temporary one); an interrupted run resumes from it")
-    ap.add_argument("--results", help="write the notebook's results JSON here")
+    ap.add_argument("--results", help="write the results JSON here")
+    ap.add_argument("--throughput", action="store_true", help="the 8 x 500 in-loop run the notebook reads, timed, with its peer")
+    ap.add_argument("--loop-epochs", type=int, default=100, help="questions: epochs of the in-loop run")
+    ap.add_argument("--ray-tries", type=int, default=10, help="questions: local Ray starts tried")
+    ap.add_argument("--load", type=int, default=2, help="questions: busy loops added during the Ray tries and the in-loop run")
+    ap.add_argument("--figures", default="bench/results", help="questions: where the figures go")
     a = ap.parse_args()
+    if not a.throughput:
+        from _questions import questions
+        return questions(a)
     out = Path(a.out or tempfile.mkdtemp(prefix="bench-simulate-"))
     mix = tuple((k, int(n)) for k, n in (p.split("=") for p in a.mix.split(",")))
     cfg = SimConfig(epochs=a.epochs, population="mixed-honest", mix=mix, growth=a.growth, base_persons=a.base_persons or None)

@@ -176,3 +176,38 @@ def test_cli_refuses_a_base_too_small_for_a_pack(tmp_path):
     "A frontier whose hidden queries cannot fill the pack's quotas is refused in one line, before any epoch runs."
     r = subprocess.run(["coretex", "simulate", "--base-persons", "40", "--growth", "smooth", "--out", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "cannot fill a pack" in r.stderr
+
+
+def test_the_decay_ratio_moves_the_trajectory(ev):
+    "Quality attempts are every honest proposal (the reference's Monte Carlo), so an epoch with no advance decays the threshold by the configured ratio: two ratios, two trajectories."
+    cfg = SimConfig(epochs=4, seed=1, population="mixed-honest", start_threshold_ppm=5000)
+    runs = {d: simulate(ev, replace(cfg, decay_ratio=d)).records for d in (0.7, 0.95)}
+    thresholds = {d: [r.threshold_ppm for r in recs] for d, recs in runs.items()}
+    assert thresholds[0.7] != thresholds[0.95], thresholds
+    decays = [r for r in runs[0.7] if r.controller_reason == "decay"]
+    assert decays and all(r.advances == 0 and r.quality_attempts == r.by_strategy["honest"][0] >= 4 for r in decays)
+    assert all(r.next_threshold_ppm == max(500, int(r.threshold_ppm * 0.7 + 0.5)) for r in decays)  # JS Math.round
+
+
+def test_aiming_miners_spend_fewer_proposals_where_there_is_no_headroom(ev):
+    "Honest miners that aim from their public trials and verdicts send fewer proposals to the levers the oracle gives no headroom on this corpus (lens, conflict, evidence, anchor) than miners drawing uniformly, and find no less."
+    cfg = SimConfig(epochs=8, seed=2, population="mixed-honest", mix=(("honest", 6),))
+    useless = {"relation", "conflict", "evidence", "anchor"}
+    runs = {aim: simulate(ev, replace(cfg, aim=aim)) for aim in (True, False)}
+    for run in runs.values():
+        assert all(r.headroom[f] == 0 for r in run.records for f in useless)   # the oracle: nothing there
+    spent = {aim: sum(s[2] in useless for s in run.samples if s[1] == "honest") for aim, run in runs.items()}
+    assert spent[True] < 0.5 * spent[False], spent
+    assert sum(r.advances for r in runs[True].records) >= sum(r.advances for r in runs[False].records)
+
+
+def test_cli_refuses_a_calibration_that_is_not_a_small_regular_file(tmp_path):
+    "`simulate --calibration` refuses /dev/zero, a FIFO, a directory and a 2 GB sparse file by their kind and size, each in one line, exit 2 (98_cli_demo shows how long each took)."
+    import os
+    fifo, sparse = tmp_path / "fifo", tmp_path / "sparse.json"
+    os.mkfifo(fifo)
+    with open(sparse, "wb") as f: f.truncate(2 * 2**30)
+    for path, says in (("/dev/zero", "not a regular file"), (fifo, "not a regular file"), (tmp_path, "Is a directory"), (sparse, "2147483648 bytes")):
+        r = subprocess.run(["coretex", "simulate", "--mode", "surrogate", "--calibration", str(path), "--out", str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -9,7 +9,7 @@ __all__ = ['R5', 'MEMORY0', 'TEMPORAL_SLOTS', 'ANCHOR_SLOTS', 'CONFLICT_ANCHORS'
            'temporal_unit', 'conflict_atom', 'evidence_atom', 'anchored_slot', 'false_stale', 'build', 'person_of',
            'Public', 'failing', 'random_writes', 'local_mutation', 'spam', 'public_gain', 'anchor', 'hill_climb',
            'family_of', 'World', 'Miner', 'targets', 'honest', 'copy_of', 'copycat', 'public_trial', 'strategic',
-           'roster', 'slots', 'epoch_plan']
+           'learn', 'aim_lever', 'roster', 'slots', 'epoch_plan']
 
 # %% ../../nbs/81a_miners.ipynb #33062400
 import random, re
@@ -411,6 +411,7 @@ class World:
         pack (list, default field(default_factory=list)): the public queries a greedy miner scores candidates on
         families (tuple, default HONEST_FAMILIES): the honest levers miners use
         candidates (int, default 4): public trials a greedy or strategic miner makes per proposal
+        aim (bool, default True): honest miners aim their lever from what they saw (aim_lever); False: any failing family
     """
     ev: object               # the evaluator, for the miner's own public scoring
     words: tuple             # the live state
@@ -421,6 +422,7 @@ class World:
     pack: list = field(default_factory=list)   # the public queries a greedy miner scores candidates on
     families: tuple = HONEST_FAMILIES   # the honest levers miners use
     candidates: int = 4      # public trials a greedy or strategic miner makes per proposal
+    aim: bool = True         # honest miners aim their lever from what they saw (aim_lever); False: any failing family
 
 @dataclass
 class Miner:
@@ -431,13 +433,13 @@ class Miner:
         strategy (str)
         rng (random.Random)
         tier (str, default 'medium')
-        memory (dict, default field(default_factory=dict)): JSON: persons tried on the live root; the strategic miner's gain estimates
+        memory (dict, default field(default_factory=dict)): JSON: persons tried on the live root; the strategic miner's gain estimates; the aiming miner's [trials, successes] per lever
     """
     address: str
     strategy: str
     rng: random.Random
     tier: str = "medium"
-    memory: dict = field(default_factory=dict)   # JSON: persons tried on the live root; the strategic miner's gain estimates
+    memory: dict = field(default_factory=dict)   # JSON: persons tried on the live root; the strategic miner's gain estimates; the aiming miner's [trials, successes] per lever
 
     def propose(self, w: World) -> tuple|None:
         """(family, patch bytes) this miner submits on the live state, or None.
@@ -479,7 +481,7 @@ def honest(m: Miner, w: World) -> tuple|None:
     """
     fams = [f for f in w.families if LEVERS[f][0] in w.failing]
     if not fams: return None
-    fam = m.rng.choice(fams)
+    fam = aim_lever(m, w, fams) if w.aim else m.rng.choice(fams)
     if fam == "temporal" and m.tier == "strong" and "temporal2" in w.families: fam = "temporal2"   # a strong miner packs two units
     ps = targets(m, w, fam)
     if ps is None and fam == "temporal2": fam, ps = "temporal", targets(m, w, "temporal")
@@ -562,6 +564,41 @@ PROPOSERS = {
     "greedy": lambda m, w: (d := hill_climb(m.rng, w.ev, w.pack, w.public.memory_events,
                                             w.words, w.root, w.candidates)) and ("greedy", d),
 }
+
+# %% ../../nbs/81a_miners.ipynb #111925c6
+def learn(m: Miner,        # the miner whose memory keeps, per lever, [trials, successes]
+          family: str,     # the lever tried
+          success: bool,   # a public trial that raised its query, or a proposal both packs accepted
+          ) -> list:
+    """Count one trial of `family` in the miner's memory; its [trials, successes].
+
+    Args:
+        m (Miner): the miner whose memory keeps, per lever, [trials, successes]
+        family (str): the lever tried
+        success (bool): a public trial that raised its query, or a proposal both packs accepted
+    """
+    t = m.memory.setdefault("levers", {}).setdefault(family, [0, 0])
+    t[0] += 1
+    t[1] += bool(success)
+    return t
+
+def aim_lever(m: Miner,    # an honest miner
+              w: World,    # what it sees
+              fams: list,  # the levers whose public queries the live state fails
+              ) -> str:
+    """The lever with the highest Thompson draw over the miner's [trials, successes], after `w.candidates` public trials of drawn levers.
+
+    Args:
+        m (Miner): an honest miner
+        w (World): what it sees
+        fams (list): the levers whose public queries the live state fails
+    """
+    stats = m.memory.setdefault("levers", {})
+    draw = lambda: max((m.rng.betavariate(1 + s[1], 1 + s[0] - s[1]), f) for f in fams for s in [stats.get(f, [0, 0])])[1]
+    for _ in range(w.candidates):
+        fam = draw()
+        if (g := public_trial(m, w, fam)) is not None: learn(m, fam, g > 0)
+    return draw()
 
 # %% ../../nbs/81a_miners.ipynb #b5f8390e
 POPULATIONS = ("round-robin", "mixed-honest", "weak-rare-strong", "strong-burst", "adaptive-hillclimber", "tiers")

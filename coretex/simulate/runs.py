@@ -4,15 +4,16 @@
 
 # %% auto #0
 __all__ = ['MODES', 'RunSpec', 'corpus_of', 'evaluator_for', 'seed_folder', 'finished', 'surrogate_seed', 'run_seed',
-           'epochs_written', 'run_tasks', 'write_run', 'read_run', 'check_same_run', 'run_seeds', 'summarize',
-           'write_calibration', 'grid_points', 'point_id', 'sweep']
+           'epochs_written', 'ticking', 'start_workers', 'run_tasks', 'write_run', 'read_run', 'check_same_run',
+           'run_seeds', 'summarize', 'write_calibration', 'grid_points', 'point_id', 'sweep']
 
 # %% ../../nbs/81f_runs.ipynb #939e708d
-import hashlib, itertools, json, os, sys, time
+import hashlib, itertools, json, os, sys, threading, time
+from contextlib import contextmanager
 from dataclasses import dataclass, asdict, replace
 from pathlib import Path
 from .loop import SimConfig, SimError, read_jsonl, read_trajectory, simulate
-from .metrics import aggregate, metrics_table, run_metrics
+from .metrics import aggregate, draw_seeds, metrics_table, reference_metrics, run_metrics
 
 # %% ../../nbs/81f_runs.ipynb #81483e3e
 MODES = ("in-loop", "surrogate")
@@ -141,33 +142,76 @@ def epochs_written(folders: list) -> int:
         except OSError: pass
     return n
 
-def run_tasks(tasks: list, workers: int = 0, address: str|None = None, progress: bool = False) -> list:
-    """run_seed over (cfg, spec, folder) tasks: in this process one by one (`workers` 0), else as Ray tasks; results in task order.
+@contextmanager
+def ticking(bar,        # a tqdm bar (a disabled one shows nothing)
+            note: str,  # what the bar says meanwhile
+            ):
+    """While the block runs, `bar` says `note` and its elapsed time moves every second (Ray's start blocks this thread).
 
     Args:
-        tasks (list)
-        workers (int, default 0)
-        address (str | None, default None)
-        progress (bool, default False)
+        bar: a tqdm bar (a disabled one shows nothing)
+        note (str): what the bar says meanwhile
+    """
+    stop = threading.Event()
+    def tick():
+        while not stop.wait(1): bar.refresh()
+    bar.set_postfix_str(note)
+    t = threading.Thread(target=tick, daemon=True)
+    t.start()
+    try: yield
+    finally:
+        stop.set(); t.join()
+        bar.set_postfix_str("")
+
+def start_workers(workers: int,        # CPUs of a local Ray
+                  address: str|None,   # a cluster to connect to, or None for a local Ray
+                  bar,                 # the run's progress bar
+                  ) -> tuple:
+    """(ray, started here) for the seeds' tasks, or (None, False) after one line on stderr when a local Ray cannot
+    start: the seeds then run in this process. A cluster that cannot be reached is a SimError.
+
+    Args:
+        workers (int): CPUs of a local Ray
+        address (str | None): a cluster to connect to, or None for a local Ray
+        bar: the run's progress bar
+    """
+    from coretex.evaluator.batch import BatchError, ray_module, start_ray
+    try:
+        ray = ray_module()
+        if ray.is_initialized(): return ray, False
+        # a local cluster's workers run at this process's priority (Ray's default lowers theirs by 15): seeds are the work
+        if address is None: os.environ.setdefault("RAY_worker_niceness", "0")
+        with ticking(bar, f"starting Ray ({workers} workers)"): start_ray(ray, address, workers)
+        return ray, True
+    except BatchError as e:
+        if address is not None: raise SimError(str(e)) from None
+        print(f"{e}; running the seeds in this process instead (as --workers 0)", file=sys.stderr)
+        return None, False
+
+def run_tasks(tasks: list,             # (SimConfig, RunSpec, folder) of each seed
+              workers: int = 0,        # Ray workers (0: one by one in this process)
+              address: str|None = None,  # a Ray cluster (None: a local Ray with `workers` CPUs)
+              progress: bool = False,  # show a progress bar on stderr, moving from the first second
+              ) -> list:
+    """run_seed over the tasks: in this process one by one, else as Ray tasks (in this process when Ray cannot start); results in task order.
+
+    Args:
+        tasks (list): (SimConfig, RunSpec, folder) of each seed
+        workers (int, default 0): Ray workers (0: one by one in this process)
+        address (str | None, default None): a Ray cluster (None: a local Ray with `workers` CPUs)
+        progress (bool, default False): show a progress bar on stderr, moving from the first second
     """
     from tqdm import tqdm
     total = sum(cfg.epochs for cfg, _, _ in tasks)
-    with tqdm(total=total, desc="epochs", unit="epoch", file=sys.stderr, disable=not progress, smoothing=0) as bar:
+    with tqdm(total=total, desc="epochs", unit="epoch", file=sys.stderr, disable=not progress, smoothing=0, mininterval=1) as bar:
         bar.update(epochs_written([f for _, _, f in tasks]))
-        if workers == 0:
+        ray, started = start_workers(workers, address, bar) if workers else (None, False)
+        if ray is None:
             out = []
             for t in tasks:
                 out.append(run_seed(*t, on_epoch=lambda rec: bar.update()))
                 bar.update(epochs_written([f for _, _, f in tasks]) - bar.n)   # a surrogate seed lands whole
             return out
-        from coretex.evaluator.batch import BatchError, ray_module, start_ray
-        try:
-            ray = ray_module()
-            started = not ray.is_initialized()
-            # a local cluster's workers run at this process's priority (Ray's default lowers theirs by 15): seeds are the work
-            if started and address is None: os.environ.setdefault("RAY_worker_niceness", "0")
-            if started: start_ray(ray, address, workers)
-        except BatchError as e: raise SimError(str(e)) from None
         try:
             remote = ray.remote(num_cpus=1)(run_seed)
             pending = {remote.remote(*t): k for k, t in enumerate(tasks)}
@@ -243,7 +287,7 @@ def run_seeds(cfg: SimConfig, seeds: list, out, spec: RunSpec = RunSpec(), worke
     return {**summarize(out), "spent": spent}
 
 def summarize(out) -> dict:
-    """Per-seed measures, their mean and worst, and the metrics table of a run folder (written to summary.json and table.md).
+    """Per-seed measures (coretex's and the reference's), their mean and worst, the metrics table and the seeds' figure of a run folder (summary.json, table.md, seeds.png).
 
     Args:
         out
@@ -254,6 +298,10 @@ def summarize(out) -> dict:
                "aggregate": {k: list(v) for k, v in aggregate(per_seed).items()}}
     (Path(out) / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     (Path(out) / "table.md").write_text(metrics_table({spec.mode: per_seed}) + "\n")
+    records = [read_trajectory(seed_folder(out, s)) for s in seeds]
+    summary["reference"] = [reference_metrics(r, replace(cfg, seed=s)) for s, r in zip(seeds, records)]
+    (Path(out) / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    draw_seeds({spec.mode: records}, Path(out) / "seeds.png")
     if spec.mode == "in-loop": write_calibration(out, cfg, seeds, spec)
     return summary
 
@@ -319,4 +367,6 @@ def sweep(cfg: SimConfig, grid: dict, seeds: list, out, spec: RunSpec = RunSpec(
     rows = [{"point": p, "id": point_id(c), **{k: v[0] for k, v in summarize(Path(out) / "sweep" / point_id(c))["aggregate"].items()}}
             for p, c in points]
     (Path(out) / "sweep.json").write_text(json.dumps(rows, indent=1) + "\n")
+    draw_seeds({", ".join(f"{k}={v}" for k, v in p.items()): [read_trajectory(seed_folder(Path(out) / "sweep" / point_id(c), s)) for s in seeds]
+                for p, c in points}, Path(out) / "sweep.png")
     return rows

@@ -14,7 +14,7 @@ from ..economy.difficulty import next_min_improvement_ppm
 from ..economy.work_units import OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE, compute_core_tex_work_units_bps
 from .miners import LEVERS, Public, epoch_plan, roster
 from .headroom import ORACLE, Frontier
-from .loop import ORACLE_OF, EpochRecord, SimConfig, sim_hash
+from .loop import ORACLE_OF, EpochRecord, SimConfig, quality_attempts, sim_hash
 
 # %% ../../nbs/81e_surrogate.ipynb #7ce14da5
 def reach(family: str, units: int, candidates: int) -> float:
@@ -153,7 +153,7 @@ def spend(units: dict, family: str) -> None:
     units[lever] = max(0.0, units[lever] - k) if k else 0.0
 
 def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None, levers: dict) -> str|None:
-    """The lever a surrogate proposal uses: an honest miner's drawn as in the loop, the copycat's the last advance's, a
+    """The lever a surrogate proposal uses: an honest miner's drawn uniformly over its families (the loop's honest miners aim: the surrogate does not model it), the copycat's the last advance's, a
     strategic miner's drawn from the levers it chose in the loop, else the strategy itself.
 
     Args:
@@ -229,8 +229,9 @@ def surrogate_run(cfg: SimConfig, cal: Calibration, corpus) -> list:
         credits = {}
         for i in passes: credits[i] = credits.get(i, 0) + compute_core_tex_work_units_bps(OUTCOME_CORETEX_SCREENER_PASS)
         for j, a in enumerate(advanced): credits[a[0]] = credits.get(a[0], 0) + compute_core_tex_work_units_bps(OUTCOME_CORETEX_STATE_ADVANCE, len(passes) + j)
-        ctl = next_min_improvement_ppm(threshold, len(advanced), cfg.target_advances, len(passes), major_delta_active=major, **cfg.controller())
-        out.append(EpochRecord(e, threshold, ctl.next, ctl.reason, cfg.target_advances, len(advanced), len(advanced) + len(passes), len(passes),
+        quality = quality_attempts(cfg.quality_count, by.get("honest", [0])[0], len(passes))
+        ctl = next_min_improvement_ppm(threshold, len(advanced), cfg.target_advances, quality, major_delta_active=major, **cfg.controller())
+        out.append(EpochRecord(e, threshold, ctl.next, ctl.reason, cfg.target_advances, len(advanced), len(advanced) + len(passes), quality,
                                sum(r[0] for r in by.values()), {}, 0, "", {}, {}, {}, 0, 0, dict(sorted(by.items())), advanced,
                                {str(k): v for k, v in sorted(credits.items())}, len(frontier.pool), frontier.onboarded(e), major, None, start, 0.0))
         threshold = ctl.next
