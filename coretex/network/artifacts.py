@@ -4,16 +4,17 @@
 
 # %% auto #0
 __all__ = ['LAUNCH_SCHEMA', 'LAUNCH_FILE', 'STATE_FILE', 'FETCH_CAP', 'CHUNK', 'parse_launch_manifest', 'artifact_name',
-           'launch_files', 'publish_launch', 'fetch', 'ensure_artifact', 'check_bundle', 'hydrate', 'merge_state']
+           'launch_files', 'publish_launch', 'fetch', 'ensure_artifact', 'check_bundle', 'hydrate', 'merge_state',
+           'ArtifactServer']
 
-# %% ../../nbs/58a_artifacts.ipynb #4b118a39
+# %% ../../nbs/58a_artifacts.ipynb #3f756293
 import json, os, shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 from .trust import TrustError, bundle_errors, bundle_hash, sha256_json, verify_payload_file, file_sha256
 
-# %% ../../nbs/58a_artifacts.ipynb #8e81ecef
+# %% ../../nbs/58a_artifacts.ipynb #9cf90258
 LAUNCH_SCHEMA = "coretex.launch-artifacts.v1"
 LAUNCH_FILE = "coretex-launch-v16-artifacts.json"   # the launch manifest's name under an artifact base
 STATE_FILE = "validator-sync-state.json"            # the validator's state, in its state folder
@@ -58,7 +59,7 @@ def launch_files(m: dict,  # a parsed launch manifest
     return out + [("bundle-manifest", artifact_name({"path": m["bundlePath"]}), {"sha256": m["bundleSha256"]}),
                   ("evaluator-profile", artifact_name({"path": m["profilePath"]}), {"sha256": m["profileSha256"]})]
 
-# %% ../../nbs/58a_artifacts.ipynb #564dda60
+# %% ../../nbs/58a_artifacts.ipynb #1aa58860
 def _write(folder: Path, name: str, data: bytes) -> dict:
     (folder / name).write_bytes(data)
     return {"sha256": file_sha256(folder / name), "bytes": len(data)}
@@ -94,7 +95,7 @@ def publish_launch(folder,  # the folder the artifact server serves (created)
     (folder / LAUNCH_FILE).write_text(json.dumps(launch, indent=2))
     return launch
 
-# %% ../../nbs/58a_artifacts.ipynb #6c67fe3d
+# %% ../../nbs/58a_artifacts.ipynb #47a142d7
 FETCH_CAP = 8 << 30   # bytes: the most a file of unknown size may be (the launch payloads are under 1 GB)
 CHUNK = 1 << 20
 
@@ -136,11 +137,13 @@ def fetch(source: str,  # an http(s) base URL or a local folder
                 out.write(block)
     except TrustError:
         part.unlink(missing_ok=True); raise
-    except OSError as e: raise TrustError("FETCH_FAILED", f"{name} from {source}: {getattr(e, 'reason', None) or e}") from None
+    except OSError as e:
+        why = f"HTTP {e.code}" if isinstance(getattr(e, "code", None), int) else getattr(e, "reason", None) or e
+        raise TrustError("FETCH_FAILED", f"{name} from {source}: {why}") from None
     os.replace(part, dest)
     return size
 
-# %% ../../nbs/58a_artifacts.ipynb #3834fef6
+# %% ../../nbs/58a_artifacts.ipynb #220758e9
 def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundle-manifest, evaluator-profile)
                     name: str,  # its file name
                     expected: dict,  # {sha256, bytes?} from the launch manifest
@@ -171,7 +174,7 @@ def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundl
     if not after["ok"]: dest.unlink(missing_ok=True)   # a wrong file is not left where the next run would trust it
     return {"role": role, "file": name, "ok": after["ok"], "action": "fetched", **({} if after["ok"] else {"reason": after["reason"]})}
 
-# %% ../../nbs/58a_artifacts.ipynb #15745f54
+# %% ../../nbs/58a_artifacts.ipynb #fd0ba7d3
 def check_bundle(bundle: dict,  # the hydrated bundle manifest
                  launch: dict,  # the parsed launch manifest
                  profile: dict|None,  # the hydrated evaluator profile (None: not checked)
@@ -197,7 +200,7 @@ def check_bundle(bundle: dict,  # the hydrated bundle manifest
         out.append("evaluator profile file is not the bundle's evaluator.profile")
     return out
 
-# %% ../../nbs/58a_artifacts.ipynb #c07e0ead
+# %% ../../nbs/58a_artifacts.ipynb #033fea13
 def hydrate(launch: dict,  # the parsed launch manifest
             source: str|None,  # an http(s) base URL or a local folder the files are served from
             state_dir,  # the validator's state folder (created); files go to its artifacts/
@@ -245,3 +248,37 @@ def merge_state(state_dir,  # the validator's state folder
     new = {"schema": "coretex.validator-sync-state.v1", **old, **patch, "updatedAt": datetime.now(timezone.utc).isoformat()}
     tmp = p.with_name(p.name + ".tmp"); tmp.write_text(json.dumps(new, indent=2) + "\n"); os.replace(tmp, p)
     return new
+
+# %% ../../nbs/58a_artifacts.ipynb #b796a819
+class ArtifactServer:
+    """A folder served over HTTP on 127.0.0.1 (a free port), answering Range requests; start() returns the base URL.
+
+    Args:
+        folder: the folder served (its files appear at <url>/<relative path>)
+        port (int, default 0): the port (0: a free one)
+    """
+    def __init__(self, folder,  # the folder served (its files appear at <url>/<relative path>)
+                 port: int = 0,  # the port (0: a free one)
+                ):
+        self.folder, self.port, self.httpd = Path(folder), port, None
+
+    def start(self) -> str:
+        import functools, threading
+        from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def send_head(self):
+                rng, path = self.headers.get("Range", ""), Path(self.translate_path(self.path))
+                if not rng.startswith("bytes=") or not path.is_file(): return super().send_head()
+                start, size = int(rng[6:].split("-")[0] or 0), path.stat().st_size
+                f = open(path, "rb"); f.seek(start)
+                self.send_response(206); self.send_header("Content-Length", str(size - start))
+                self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}"); self.end_headers()
+                return f
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), functools.partial(Handler, directory=str(self.folder)))
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self):
+        if self.httpd: self.httpd.shutdown(); self.httpd.server_close(); self.httpd = None
