@@ -7,14 +7,14 @@ __all__ = ['LAUNCH_SCHEMA', 'LAUNCH_FILE', 'STATE_FILE', 'FETCH_CAP', 'CHUNK', '
            'launch_files', 'publish_launch', 'fetch', 'ensure_artifact', 'check_bundle', 'hydrate', 'merge_state',
            'ArtifactServer']
 
-# %% ../../nbs/58a_artifacts.ipynb #3f756293
+# %% ../../nbs/58a_artifacts.ipynb #46964cbb
 import json, os, shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 from .trust import TrustError, bundle_errors, bundle_hash, sha256_json, verify_payload_file, file_sha256
 
-# %% ../../nbs/58a_artifacts.ipynb #9cf90258
+# %% ../../nbs/58a_artifacts.ipynb #e7632c16
 LAUNCH_SCHEMA = "coretex.launch-artifacts.v1"
 LAUNCH_FILE = "coretex-launch-v16-artifacts.json"   # the launch manifest's name under an artifact base
 STATE_FILE = "validator-sync-state.json"            # the validator's state, in its state folder
@@ -59,7 +59,7 @@ def launch_files(m: dict,  # a parsed launch manifest
     return out + [("bundle-manifest", artifact_name({"path": m["bundlePath"]}), {"sha256": m["bundleSha256"]}),
                   ("evaluator-profile", artifact_name({"path": m["profilePath"]}), {"sha256": m["profileSha256"]})]
 
-# %% ../../nbs/58a_artifacts.ipynb #1aa58860
+# %% ../../nbs/58a_artifacts.ipynb #ab9c1919
 def _write(folder: Path, name: str, data: bytes) -> dict:
     (folder / name).write_bytes(data)
     return {"sha256": file_sha256(folder / name), "bytes": len(data)}
@@ -95,7 +95,7 @@ def publish_launch(folder,  # the folder the artifact server serves (created)
     (folder / LAUNCH_FILE).write_text(json.dumps(launch, indent=2))
     return launch
 
-# %% ../../nbs/58a_artifacts.ipynb #47a142d7
+# %% ../../nbs/58a_artifacts.ipynb #e9803653
 FETCH_CAP = 8 << 30   # bytes: the most a file of unknown size may be (the launch payloads are under 1 GB)
 CHUNK = 1 << 20
 
@@ -133,7 +133,7 @@ def fetch(source: str,  # an http(s) base URL or a local folder
             size = start if resumed else 0
             while block := stream.read(CHUNK):
                 size += len(block)
-                if size > cap: raise TrustError("ARTIFACT_TOO_LARGE", f"{name}: over {cap} bytes")
+                if size > cap: raise TrustError("ARTIFACT_TOO_LARGE", f"download passed {cap} bytes; stopped")
                 out.write(block)
     except TrustError:
         part.unlink(missing_ok=True); raise
@@ -143,7 +143,7 @@ def fetch(source: str,  # an http(s) base URL or a local folder
     os.replace(part, dest)
     return size
 
-# %% ../../nbs/58a_artifacts.ipynb #220758e9
+# %% ../../nbs/58a_artifacts.ipynb #c6f9c60d
 def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundle-manifest, evaluator-profile)
                     name: str,  # its file name
                     expected: dict,  # {sha256, bytes?} from the launch manifest
@@ -174,7 +174,7 @@ def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundl
     if not after["ok"]: dest.unlink(missing_ok=True)   # a wrong file is not left where the next run would trust it
     return {"role": role, "file": name, "ok": after["ok"], "action": "fetched", **({} if after["ok"] else {"reason": after["reason"]})}
 
-# %% ../../nbs/58a_artifacts.ipynb #fd0ba7d3
+# %% ../../nbs/58a_artifacts.ipynb #db4cad21
 def check_bundle(bundle: dict,  # the hydrated bundle manifest
                  launch: dict,  # the parsed launch manifest
                  profile: dict|None,  # the hydrated evaluator profile (None: not checked)
@@ -200,7 +200,7 @@ def check_bundle(bundle: dict,  # the hydrated bundle manifest
         out.append("evaluator profile file is not the bundle's evaluator.profile")
     return out
 
-# %% ../../nbs/58a_artifacts.ipynb #033fea13
+# %% ../../nbs/58a_artifacts.ipynb #677a4dde
 def hydrate(launch: dict,  # the parsed launch manifest
             source: str|None,  # an http(s) base URL or a local folder the files are served from
             state_dir,  # the validator's state folder (created); files go to its artifacts/
@@ -249,7 +249,7 @@ def merge_state(state_dir,  # the validator's state folder
     tmp = p.with_name(p.name + ".tmp"); tmp.write_text(json.dumps(new, indent=2) + "\n"); os.replace(tmp, p)
     return new
 
-# %% ../../nbs/58a_artifacts.ipynb #b796a819
+# %% ../../nbs/58a_artifacts.ipynb #a576757c
 class ArtifactServer:
     """A folder served over HTTP on 127.0.0.1 (a free port), answering Range requests; start() returns the base URL.
 
