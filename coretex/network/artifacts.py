@@ -7,14 +7,14 @@ __all__ = ['LAUNCH_SCHEMA', 'LAUNCH_FILE', 'STATE_FILE', 'FETCH_CAP', 'CHUNK', '
            'launch_files', 'publish_launch', 'fetch', 'ensure_artifact', 'check_bundle', 'hydrate', 'merge_state',
            'ArtifactServer']
 
-# %% ../../nbs/58a_artifacts.ipynb #46964cbb
+# %% ../../nbs/58a_artifacts.ipynb #8c73e17e
 import json, os, shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import quote
 from .trust import TrustError, bundle_errors, bundle_hash, sha256_json, verify_payload_file, file_sha256
 
-# %% ../../nbs/58a_artifacts.ipynb #e7632c16
+# %% ../../nbs/58a_artifacts.ipynb #0c61aa92
 LAUNCH_SCHEMA = "coretex.launch-artifacts.v1"
 LAUNCH_FILE = "coretex-launch-v16-artifacts.json"   # the launch manifest's name under an artifact base
 STATE_FILE = "validator-sync-state.json"            # the validator's state, in its state folder
@@ -59,7 +59,7 @@ def launch_files(m: dict,  # a parsed launch manifest
     return out + [("bundle-manifest", artifact_name({"path": m["bundlePath"]}), {"sha256": m["bundleSha256"]}),
                   ("evaluator-profile", artifact_name({"path": m["profilePath"]}), {"sha256": m["profileSha256"]})]
 
-# %% ../../nbs/58a_artifacts.ipynb #ab9c1919
+# %% ../../nbs/58a_artifacts.ipynb #e95ab785
 def _write(folder: Path, name: str, data: bytes) -> dict:
     (folder / name).write_bytes(data)
     return {"sha256": file_sha256(folder / name), "bytes": len(data)}
@@ -95,7 +95,7 @@ def publish_launch(folder,  # the folder the artifact server serves (created)
     (folder / LAUNCH_FILE).write_text(json.dumps(launch, indent=2))
     return launch
 
-# %% ../../nbs/58a_artifacts.ipynb #e9803653
+# %% ../../nbs/58a_artifacts.ipynb #4b320e3f
 FETCH_CAP = 8 << 30   # bytes: the most a file of unknown size may be (the launch payloads are under 1 GB)
 CHUNK = 1 << 20
 
@@ -143,7 +143,7 @@ def fetch(source: str,  # an http(s) base URL or a local folder
     os.replace(part, dest)
     return size
 
-# %% ../../nbs/58a_artifacts.ipynb #c6f9c60d
+# %% ../../nbs/58a_artifacts.ipynb #8375426b
 def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundle-manifest, evaluator-profile)
                     name: str,  # its file name
                     expected: dict,  # {sha256, bytes?} from the launch manifest
@@ -174,7 +174,7 @@ def ensure_artifact(role: str,  # the artifact's role (corpus, embeddings, bundl
     if not after["ok"]: dest.unlink(missing_ok=True)   # a wrong file is not left where the next run would trust it
     return {"role": role, "file": name, "ok": after["ok"], "action": "fetched", **({} if after["ok"] else {"reason": after["reason"]})}
 
-# %% ../../nbs/58a_artifacts.ipynb #db4cad21
+# %% ../../nbs/58a_artifacts.ipynb #a9f81248
 def check_bundle(bundle: dict,  # the hydrated bundle manifest
                  launch: dict,  # the parsed launch manifest
                  profile: dict|None,  # the hydrated evaluator profile (None: not checked)
@@ -200,7 +200,7 @@ def check_bundle(bundle: dict,  # the hydrated bundle manifest
         out.append("evaluator profile file is not the bundle's evaluator.profile")
     return out
 
-# %% ../../nbs/58a_artifacts.ipynb #677a4dde
+# %% ../../nbs/58a_artifacts.ipynb #35e1bee3
 def hydrate(launch: dict,  # the parsed launch manifest
             source: str|None,  # an http(s) base URL or a local folder the files are served from
             state_dir,  # the validator's state folder (created); files go to its artifacts/
@@ -244,12 +244,13 @@ def merge_state(state_dir,  # the validator's state folder
         patch (dict): members to set (setup's or sync's own)
     """
     p = Path(state_dir) / STATE_FILE
+    p.parent.mkdir(parents=True, exist_ok=True)
     old = json.loads(p.read_text()) if p.exists() else {}
     new = {"schema": "coretex.validator-sync-state.v1", **old, **patch, "updatedAt": datetime.now(timezone.utc).isoformat()}
     tmp = p.with_name(p.name + ".tmp"); tmp.write_text(json.dumps(new, indent=2) + "\n"); os.replace(tmp, p)
     return new
 
-# %% ../../nbs/58a_artifacts.ipynb #a576757c
+# %% ../../nbs/58a_artifacts.ipynb #184577bc
 class ArtifactServer:
     """A folder served over HTTP on 127.0.0.1 (a free port), answering Range requests; start() returns the base URL.
 
