@@ -5,8 +5,9 @@
 # %% auto #0
 __all__ = ['SETUP_ENV', 'SCORER_RUNTIME_CHECK', 'MANIFEST_MAX', 'ENV_RPC_BASE', 'ENV_REGISTRY', 'SKIPPED', 'VERIFIED', 'FAILED',
            'COMMANDS', 'EXAMPLES', 'read_launch', 'setup_line', 'cmd_validator_setup', 'add_validator_setup',
-           'check_inputs', 'follower_of', 'sync_summary', 'sync_line', 'rescorer', 'sync_status', 'fail',
-           'validator_sync', 'connect', 'cmd_validator_sync', 'add_validator_sync', 'add_validator']
+           'check_inputs', 'follower_of', 'sync_summary', 'sync_line', 'rescorer', 'artifact_source', 'rotations',
+           'sync_status', 'fail', 'validator_sync', 'connect', 'cmd_validator_sync', 'add_validator_sync',
+           'add_validator']
 
 # %% ../../nbs/95a_cli_validator.ipynb #2beb16b9
 SETUP_ENV = ("CORETEX_ARTIFACT_BASE_URL", "CORETEX_VALIDATOR_STATE_DIR")   # read as the reference's setup reads them
@@ -173,6 +174,36 @@ def rescorer(args, f):
         return left
     return run
 
+# %% ../../nbs/95a_cli_validator.ipynb #f338c21a
+def artifact_source(args) -> str|None:
+    """Where the coordinator's rotations are published: --artifact-base-url, --artifacts, setup's record, or $CORETEX_ARTIFACT_BASE_URL.
+
+    Args:
+        args
+    """
+    if args.artifact_base_url or args.artifacts: return args.artifact_base_url or args.artifacts
+    state = os.path.join(args.state_dir or os.environ.get("CORETEX_VALIDATOR_STATE_DIR") or ".coretex-validator", "validator-sync-state.json")
+    try: recorded = json.loads(open(state).read()).get("setup", {}).get("artifactBaseUrl")
+    except (OSError, ValueError): recorded = None
+    return recorded or os.environ.get("CORETEX_ARTIFACT_BASE_URL") or None
+
+def rotations(args, f, report) -> list:
+    """With an artifact source: every epoch through the report's checked against its signed rotation (58b_rotations); its lines.
+
+    Args:
+        args
+        f
+        report
+    """
+    source = artifact_source(args)
+    if source is None or report.epoch is None: return []
+    from coretex.network.rotations import follow_rotations
+    pins = {e: f.reader.pins(e, report.block) for e in range(1, report.epoch + 1)}
+    state = args.state_dir or os.environ.get("CORETEX_VALIDATOR_STATE_DIR") or ".coretex-validator"
+    lines = follow_rotations(source, state, pins, strict=args.strict, accept_key_change=args.accept_key_change)
+    for line in lines: f.say(line)
+    return lines
+
 # %% ../../nbs/95a_cli_validator.ipynb #f41a95b4
 def sync_status(args, left) -> tuple:
     """(exit status, closing line) once the roots are verified: `left` advances wait to be re-scored (None: skipped).
@@ -206,6 +237,7 @@ def validator_sync(args, chain) -> int:
         chain
     """
     from coretex.network.follower import SyncError, watch
+    from coretex.network.trust import TrustError
     import signal
     try: f = follower_of(args, chain, check_inputs(args))
     except SyncError as e: return fail(args, e.code, e.message)
@@ -219,11 +251,15 @@ def validator_sync(args, chain) -> int:
                 left = rescore() if rescore else None
             else:
                 for s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, stop_on_signal)
-                try: report = watch(f, args.watch, progress=progress, after=rescore)
+                def after(r): rotations(args, f, r); return rescore(r) if rescore else None
+                try: report = watch(f, args.watch, progress=progress, after=after)
                 except SystemExit: return 0
-        except SyncError as e: return fail(args, e.code, e.message)
+        except (SyncError, TrustError) as e: return fail(args, e.code, e.message)
     f.say(sync_line(report, args.confirmations))
     if args.json: emit(sync_summary(report))
+    if args.watch is None:
+        try: rotations(args, f, report)
+        except (TrustError, SyncError) as e: return fail(args, e.code, e.message)
     status, line = sync_status(args, left)
     if line: f.say(line)
     return status
@@ -277,6 +313,12 @@ def add_validator_sync(vsub):
     replay = p.add_mutually_exclusive_group()
     replay.add_argument("--rescore", metavar="DIR", help="re-score each applied advance from the coordinator's signed envelopes and reveal records in DIR (57a_rescore)")
     replay.add_argument("--skip-score-replay", action="store_true", help="verify the roots only; exit 3 (not a score attestation)")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--artifact-base-url", type=url, metavar="URL", help="where the coordinator publishes its signed rotations (default: setup's, then $CORETEX_ARTIFACT_BASE_URL)")
+    src.add_argument("--artifacts", metavar="DIR", help="a local folder holding them instead")
+    p.add_argument("--state-dir", metavar="DIR", help="the validator's state folder from `validator setup` (default $CORETEX_VALIDATOR_STATE_DIR or .coretex-validator): key pin, corpus root, deltas")
+    p.add_argument("--accept-key-change", action="store_true", help="re-pin an epoch signing key that changed (check the rotation out of band first)")
+    p.add_argument("--strict", action="store_true", help="close the reference's laxities in the signature and key-pin checks (58_trust)")
     p.add_argument("--json", action="store_true", help="a JSON record per epoch and a summary on stdout")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_validator_sync)
