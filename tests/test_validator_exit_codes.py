@@ -139,3 +139,25 @@ def test_watch_rides_out_a_node_outage_of_50_seconds(tmp_path):
     first3 = next(i for i, l in enumerate(lines) if l.startswith("epoch 3:"))
     assert lines.index(down[0]) < first3 < lines.index(back[0])   # the pass that found the node back applied epochs 3-5
     assert not any("retrying in" in l for l in lines)   # no line per retry
+
+
+def verify_epoch(*argv): 
+    from coretex.cli.economy import add_verify_epoch
+    return run_command(add_verify_epoch, "verify-epoch", *argv)
+
+
+def test_verify_epoch_reads_the_deployed_registry(node, monkeypatch):
+    "0 verified from CoreTex* events; 1 an epoch not finalized, or the legacy reader on this chain; 2 no code; 1 node down."
+    url, reg = node["url"], node["registry"]
+    rc, out, _ = verify_epoch("--rpc", url, "--address", reg.address, "--epoch", "2", "--policy-atoms-mode", "--json")
+    got = json.loads(out)
+    assert rc == 0 and got["match"] and got["expected_state_root"] == reg.view("liveStateRoot", 2)
+    assert verify_epoch("--rpc", url, "--address", reg.address, "--epoch", "9")[1].splitlines()[-1] == "verify-epoch failed: NO_FINALIZED_EVENT"
+    rc, out, _ = verify_epoch("--rpc", url, "--address", reg.address, "--epoch", "2", "--legacy-events")
+    assert rc == 1 and out.splitlines()[-1] == "verify-epoch failed: NO_FINALIZED_EVENT"
+    rc, _, err = verify_epoch("--rpc", url, "--address", "0x" + "12" * 20, "--epoch", "2")
+    assert rc == 2 and "no contract at this address" in err
+    rc, _, err = verify_epoch("--rpc", "http://127.0.0.1:9", "--address", reg.address, "--epoch", "2")
+    assert rc == 1 and err.startswith("verify-epoch failed: RPC: cannot reach the JSON-RPC node")
+    monkeypatch.setenv("CORETEX_REGISTRY_ADDRESS", reg.address)
+    assert verify_epoch("--rpc", url, "--epoch", "3", "--policy-atoms-mode")[0] == 0
