@@ -152,3 +152,18 @@ def test_a_broken_delta_chain(net, tmp_path):
         rc, _, err = validator(net, tmp_path, "--artifact-base-url", base)
         assert rc == 1 and f"FAIL CORPUS_CONTINUITY: corpus-delta continuity: delta.previousRoot {skip['previousRoot']}" in err
     finally: server.stop()
+
+
+def test_an_eval_report_not_matching_its_event(net, tmp_path):
+    "The coordinator publishes, under an advance's evalReportHash, a report that hashes to something else."
+    folder, base, server = copy_of(net, "wrong-report")
+    try:
+        from coretex.network.rescore import report_paths
+        (folder / "eval-reports").mkdir()
+        path = folder / report_paths("0x" + "00" * 32, 1)[0]   # these advances carry a zero evalReportHash
+        path.write_text(json.dumps({"evalReportHash": "0x" + "00" * 32, "transaction": {}, "artifact": {"version": "x", "epochId": 1}}))
+        assert validator(net, tmp_path, "--artifact-base-url", base, command="setup")[0] == 0
+        rc, _, err = run_command(add_validator, "validator", "sync", "--rpc", net["url"], "--registry", net["registry"].address,
+                                 "--data", str(tmp_path / "data"), "--state-dir", str(tmp_path), "--confirmations", "0", "--retries", "1")
+        assert rc == 1 and "FAIL REPORT_EVENT_MISMATCH: eval-reports/0x" in err and "not the event's evalReportHash" in err
+    finally: server.stop()

@@ -165,9 +165,12 @@ def rescorer(args, f):
         return made[0]
     def run(report=None) -> int:
         if not f.backlog(): return 0
-        if args.rescore is None: return len(f.backlog())
-        from coretex.network.rescore import Reports, rescore_backlog
-        done = rescore_backlog(f, Reports.load(args.rescore), evaluator)
+        from coretex.network.rescore import Reports, fetch_reports, rescore_backlog
+        source = None if args.rescore else artifact_source(args)
+        if args.rescore is None and source is None: return len(f.backlog())
+        state = args.state_dir or os.environ.get("CORETEX_VALIDATOR_STATE_DIR") or ".coretex-validator"
+        reports = Reports.load(args.rescore) if args.rescore else fetch_reports(source, f.backlog(), os.path.join(state, "eval-reports"))
+        done = rescore_backlog(f, reports, evaluator)
         left = sum(done.waiting.values())
         f.say(f"re-scored {done.verified} advance(s); {left} waiting" + "".join(f", {n} {why}" for why, n in done.waiting.items()))
         if args.json: emit({"rescored": done.verified, "waiting": done.waiting})
@@ -213,7 +216,8 @@ def sync_status(args, left) -> tuple:
         left
     """
     if left is None: return SKIPPED, "score replay skipped (--skip-score-replay): the roots are verified, this is not a score attestation"
-    if left and args.rescore is None: return FAILED, f"{left} advance(s) to re-score and no reports to re-score them from (--rescore DIR): missing input"
+    if left and args.rescore is None and artifact_source(args) is None:
+        return FAILED, f"{left} advance(s) to re-score and no reports to re-score them from (--rescore DIR or an artifact source): missing input"
     if left: return VERIFIED, f"{left} advance(s) wait for their report or their epoch's secret (kept for the next sync)"
     return VERIFIED, None
 
