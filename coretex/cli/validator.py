@@ -5,9 +5,9 @@
 # %% auto #0
 __all__ = ['SETUP_ENV', 'SCORER_RUNTIME_CHECK', 'MANIFEST_MAX', 'ENV_RPC_BASE', 'ENV_REGISTRY', 'SKIPPED', 'VERIFIED', 'FAILED',
            'COMMANDS', 'EXAMPLES', 'read_launch', 'setup_line', 'cmd_validator_setup', 'add_validator_setup',
-           'check_inputs', 'follower_of', 'sync_summary', 'sync_line', 'rescorer', 'artifact_source', 'rotations',
-           'sync_status', 'fail', 'validator_sync', 'connect', 'cmd_validator_sync', 'add_validator_sync',
-           'add_validator']
+           'check_inputs', 'follower_of', 'sync_summary', 'sync_line', 'rescorer', 'ValidatorMetrics', 'json_line',
+           'artifact_source', 'rotations', 'sync_status', 'fail', 'validator_sync', 'connect', 'cmd_validator_sync',
+           'add_validator_sync', 'add_validator']
 
 # %% ../../nbs/95a_cli_validator.ipynb #2beb16b9
 SETUP_ENV = ("CORETEX_ARTIFACT_BASE_URL", "CORETEX_VALIDATOR_STATE_DIR")   # read as the reference's setup reads them
@@ -122,8 +122,9 @@ def follower_of(args, chain, state=None):
     from coretex.network.registry import RegistryContract
     try: store = Store(args.data)
     except OSError as e: raise CliError(f"--data {args.data}: {e.strerror}") from None
-    say = lambda line: print(line, file=sys.stderr, flush=True)
-    quiet = lambda line: None   # under --watch, an outage is one line from `watch`, not one per retry
+    say = lambda line: print(json_line(line) if args.log_json else line, file=sys.stderr, flush=True)
+    metrics = getattr(args, "metrics", None)
+    quiet = lambda line: metrics.retries.inc() if metrics else None   # under --watch, an outage is one line from `watch`, not one per retry
     reader = Reader(RegistryContract(chain, args.registry, sender="0x" + "00" * 20), tries=args.retries, say=quiet if args.watch else say)
     return Follower(reader, store, args.from_block, state, args.confirmations, args.chunk, args.pipeline, say,
                     emit if args.json else None, track=not args.skip_score_replay, bundle_hash=getattr(args, "bundle_hash", None))
@@ -176,6 +177,47 @@ def rescorer(args, f):
         if args.json: emit({"rescored": done.verified, "waiting": done.waiting})
         return left
     return run
+
+# %% ../../nbs/95a_cli_validator.ipynb #46d40d78
+class ValidatorMetrics:
+    "The watching validator's Prometheus metrics, in a registry of their own."
+    def __init__(self):
+        from prometheus_client import CollectorRegistry, Counter, Gauge
+        self.registry = CollectorRegistry()
+        self.epochs = Gauge("coretex_validator_epochs_followed", "the last epoch the sync verified", registry=self.registry)
+        self.block = Gauge("coretex_validator_last_verified_block", "the block through which every log is replayed and checked", registry=self.registry)
+        self.retries = Counter("coretex_validator_rpc_retries", "node reads retried after a failure", registry=self.registry)
+        self.refusals = Counter("coretex_validator_refusals", "syncs stopped by a failed check, by its code", ["reason"], registry=self.registry)
+
+    def serve(self, port: int,  # the TCP port on 127.0.0.1 (0: a free one)
+             ) -> int:
+        """Start the /metrics endpoint; the port it listens on.
+
+        Args:
+            port (int): the TCP port on 127.0.0.1 (0: a free one)
+        """
+        from prometheus_client import start_http_server
+        self.server, _ = start_http_server(port, addr="127.0.0.1", registry=self.registry)
+        return self.server.server_port
+
+    def passed(self, report):
+        """Record a verified pass.
+
+        Args:
+            report
+        """
+        if report.epoch is not None: self.epochs.set(report.epoch)
+        self.block.set(max(report.block, 0))
+
+def json_line(text: str,  # one line the command would print
+             ) -> str:
+    """The line as a JSON log record.
+
+    Args:
+        text (str): one line the command would print
+    """
+    from datetime import datetime, timezone
+    return json.dumps({"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "msg": text})
 
 # %% ../../nbs/95a_cli_validator.ipynb #f338c21a
 def artifact_source(args) -> str|None:
@@ -243,6 +285,8 @@ def validator_sync(args, chain) -> int:
     from coretex.network.follower import SyncError, watch
     from coretex.network.trust import TrustError
     import signal
+    args.metrics = ValidatorMetrics() if args.watch is not None and args.metrics_port is not None else None
+    if args.metrics: args.metrics.serve(args.metrics_port)
     try: f = follower_of(args, chain, check_inputs(args))
     except SyncError as e: return fail(args, e.code, e.message)
     with progress_bar("block", show_progress(args), desc="registry logs") as bar:
@@ -255,10 +299,15 @@ def validator_sync(args, chain) -> int:
                 left = rescore() if rescore else None
             else:
                 for s in (signal.SIGTERM, signal.SIGINT): signal.signal(s, stop_on_signal)
-                def after(r): rotations(args, f, r); return rescore(r) if rescore else None
+                def after(r):
+                    rotations(args, f, r); left = rescore(r) if rescore else None
+                    if args.metrics: args.metrics.passed(r)
+                    return left
                 try: report = watch(f, args.watch, progress=progress, after=after)
                 except SystemExit: return 0
-        except (SyncError, TrustError) as e: return fail(args, e.code, e.message)
+        except (SyncError, TrustError) as e:
+            if args.metrics: args.metrics.refusals.labels(e.code).inc()
+            return fail(args, e.code, e.message)
     f.say(sync_line(report, args.confirmations))
     if args.json: emit(sync_summary(report))
     if args.watch is None:
@@ -323,6 +372,8 @@ def add_validator_sync(vsub):
     p.add_argument("--state-dir", metavar="DIR", help="the validator's state folder from `validator setup` (default $CORETEX_VALIDATOR_STATE_DIR or .coretex-validator): key pin, corpus root, deltas")
     p.add_argument("--accept-key-change", action="store_true", help="re-pin an epoch signing key that changed (check the rotation out of band first)")
     p.add_argument("--strict", action="store_true", help="close the reference's laxities in the signature and key-pin checks (58_trust)")
+    p.add_argument("--metrics-port", type=int_in(0, 65535), metavar="PORT", help="with --watch: serve Prometheus metrics on 127.0.0.1:PORT/metrics")
+    p.add_argument("--log-json", action="store_true", help="each line on stderr as a JSON object (ts, msg)")
     p.add_argument("--json", action="store_true", help="a JSON record per epoch and a summary on stdout")
     p.add_argument("--progress", action="store_true", help="show progress even when stderr is not a terminal")
     p.set_defaults(func=cmd_validator_sync)
