@@ -148,6 +148,6 @@ def test_rpc_gives_what_the_file_gives(rpc, tmp_path):
         emit_epoch(emitter, logs_of(args))
         extra = case_files(case, tmp_path)[1:]
         by_file = run(*case_files(case, tmp_path), "--json")
-        by_rpc = run("--rpc", url, "--address", emitter.address, "--epoch", str(args["epoch"]), "--from-block", str(emitter.block), *extra, "--json")
+        by_rpc = run("--rpc", url, "--address", emitter.address, "--epoch", str(args["epoch"]), "--from-block", str(emitter.block), "--legacy-events", *extra, "--json")
         assert by_rpc == by_file, case["id"]
         assert agrees(json.loads(by_rpc[1]), case["expect"]), case["id"]

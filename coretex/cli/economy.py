@@ -26,27 +26,42 @@ def epoch_events_arg(args):
         try: return epoch_events_of(json.loads(raw), args.epoch)
         except (ValueError, RecursionError) as e: raise CliError(f"{args.events}: {e}" if isinstance(e, EpochFileError) else f"cannot read {args.events}: {str(e)[:120]}") from None
     from coretex.network.chain import Chain, ChainError
+    import os
+    args.address = args.address or os.environ.get("CORETEX_REGISTRY_ADDRESS", "").strip() or None
     if args.address is None or args.epoch is None: raise CliError("--rpc needs --address (the registry) and --epoch")
     try: from_hex(args.address, 20, "--address")
     except HexError as e: raise CliError(str(e)) from None
-    try: return fetch_epoch_events(Chain.connect(args.rpc), args.address, args.epoch, args.from_block)
-    except ChainError as e: raise CliError(f"--rpc: {e}") from None
+    chain = Chain.connect(args.rpc)   # a ChainError here is a node fault: status 1, as mid-read
+    try: code = chain.w3.eth.get_code(chain.w3.to_checksum_address(args.address))
+    except Exception as e: raise ChainError(f"eth_getCode: {str(e)[:120]}") from None
+    if not code: raise CliError(f"--address {args.address}: no contract at this address on the node")
+    if args.legacy_events: return fetch_epoch_events(chain, args.address, args.epoch, args.from_block or 0)
+    from coretex.network.finalize import fetch_registry_epoch
+    return fetch_registry_epoch(chain, args.address, args.epoch, args.from_block)
 
 def cmd_verify_epoch(args):
     from coretex.network.finalize import render_epoch_checks, epoch_report_json, failure_code
     genesis = read_state_file(args.genesis, "--genesis") if args.genesis else None
-    result = epoch_events_arg(args).verify(genesis, args.policy_atoms_mode, args.strict)
+    from coretex.network.chain import ChainError
+    try: result = epoch_events_arg(args).verify(genesis, args.policy_atoms_mode, args.strict)
+    except ChainError as e:
+        print(f"verify-epoch failed: RPC: {e}", file=sys.stderr)
+        return 1
     if args.json: emit(epoch_report_json(result))
     else: print(render_epoch_checks(result))
     return 0 if failure_code(result) is None else 1
 
 def add_verify_epoch(sub):
-    p = sub.add_parser("verify-epoch", help="reproduce a finalized epoch's new state root from its registry events")
+    p = sub.add_parser("verify-epoch", help="reproduce a finalized epoch's new state root from its registry events",
+                       description="Exit status: 0 verified; 1 a mismatch, missing input (no finalization, no start state) "
+                                   "or a node that does not answer; 2 bad input (unreadable file, bad options, an address "
+                                   "with no contract).")
     p.add_argument("events", nargs="?", metavar="EVENTS.json", help="the epoch's events: decoded (finalized_event, patch_events, snapshot_event) or raw logs")
     p.add_argument("--rpc", type=url, help="JSON-RPC URL to fetch the events from instead (eth_getLogs)")
-    p.add_argument("--address", help="the registry contract whose logs --rpc reads")
+    p.add_argument("--address", help="the registry contract whose logs --rpc reads (default: $CORETEX_REGISTRY_ADDRESS)")
+    p.add_argument("--legacy-events", action="store_true", help="read the legacy Cortex* events (patch accepted, snapshot) instead of the registry's CoreTex* ones")
     p.add_argument("--epoch", type=EPOCH, help="the epoch to verify (default: the file's `epoch`)")
-    p.add_argument("--from-block", type=int_in(0, 2**63 - 1), default=0, help="first block --rpc searches")
+    p.add_argument("--from-block", type=int_in(0, 2**63 - 1), help="first block --rpc searches (default: the registry's deployment)")
     p.add_argument("--genesis", metavar="STATE", help="start state file when the epoch has no snapshot")
     p.add_argument("--policy-atoms-mode", action="store_true", help="apply patches with the r5 checks")
     p.add_argument("--strict", action="store_true", help="also run the checks the reference skips")

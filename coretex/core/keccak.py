@@ -112,7 +112,8 @@ def canonical_json(obj) -> str:
     if isinstance(obj, str): return json.dumps(obj, ensure_ascii=False)
     if isinstance(obj, (bytes, bytearray)): return json.dumps(to_hex(obj))
     if isinstance(obj, dict):
-        items = sorted((str(k), v) for k, v in obj.items())
+        # keys in UTF-16 code-unit order, as JavaScript sorts them (an astral key before U+FFFF)
+        items = sorted(((str(k), v) for k, v in obj.items()), key=lambda kv: kv[0].encode("utf-16-be", "surrogatepass"))
         return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + canonical_json(v) for k, v in items) + "}"
     if isinstance(obj, (list, tuple)): return "[" + ",".join(canonical_json(v) for v in obj) + "]"
     raise TypeError(f"canonical JSON cannot encode {type(obj).__name__}")

@@ -7,7 +7,7 @@ __all__ = ['ZERO32', 'EpochFileError', 'EpochEvents', 'epoch_events_of', 'read_e
            'fetch_epoch_events', 'LogEmitter', 'emit_epoch', 'Check', 'epoch_checks', 'failure_code',
            'epoch_report_json', 'render_epoch_checks', 'FinalizeError', 'Scored', 'EconomyPolicy', 'FinalizedEpoch',
            'replay_advances', 'claim_bases', 'finalize', 'claim_proof', 'check_claim', 'receipt_pins',
-           'coordinator_pins', 'advance_receipts', 'publish_epoch']
+           'coordinator_pins', 'advance_receipts', 'publish_epoch', 'RegistryEpoch', 'fetch_registry_epoch']
 
 # %% ../../nbs/56_finalize.ipynb #49b0d789
 import json
@@ -513,3 +513,57 @@ def publish_epoch(store: CoordinatorStore, # the coordinator's store, the epoch 
     if funded: registry.fund(rec.fund_epoch_calldata)
     return {"epoch": epoch_id, "registry": registry.address.lower(), "advances": len(receipts) - done, "on_chain_advances": len(receipts),
             "finalized": finalized, "funded": funded, "merkle_root": rec.merkle_root}
+
+# %% ../../nbs/56_finalize.ipynb #1035f6db
+@dataclass(frozen=True)
+class RegistryEpoch:
+    """An epoch as the deployed registry records it: its logs from the deployment through its finalization.
+
+    Attributes:
+        epoch (int)
+        logs (list): registry logs, in chain order, through the epoch's CoreTexEpochFinalized
+        finalized (dict | None): that event, decoded (None: the epoch is not finalized in these logs)
+    """
+    epoch: int
+    logs: list             # registry logs, in chain order, through the epoch's CoreTexEpochFinalized
+    finalized: dict|None   # that event, decoded (None: the epoch is not finalized in these logs)
+
+    def verify(self, genesis_state=None, policy_atoms_mode: bool = False, strict: bool = False):
+        """EpochVerified (the replayed root against the finalized one) or EpochUnverifiable NO_FINALIZED_EVENT.
+
+        Args:
+            genesis_state (default None)
+            policy_atoms_mode (bool, default False)
+            strict (bool, default False)
+        """
+        from coretex.core.state import GENESIS
+        from coretex.economy.registry import decode_state_advanced_log, replay_registry_logs
+        from coretex.economy.verify_epoch import EpochUnverifiable, EpochVerified
+        if self.finalized is None: return EpochUnverifiable("NO_FINALIZED_EVENT", f"No CoreTexEpochFinalized event for epoch {self.epoch}")
+        r = replay_registry_logs(GENESIS if genesis_state is None else genesis_state, self.logs, policy_atoms_mode=policy_atoms_mode, strict=strict)
+        mine = [a for a in map(decode_state_advanced_log, self.logs) if a and a["epoch"] == self.epoch]
+        expected = self.finalized["final_state_root"].lower()
+        return EpochVerified(self.epoch, r.reproduced_final_root or "", expected, r.ok and r.reproduced_final_root == expected, len(mine),
+                             [a["patch_hash"] for a in mine], "registry", () if r.ok else (f"{r.code}: {r.message}",))
+
+def fetch_registry_epoch(chain: Chain,  # the chain the registry is deployed on
+                         address: str,  # the registry's address
+                         epoch: int,  # the epoch to verify
+                         from_block: int|None = None,  # the registry's deployment block (None: found by bisection)
+                        ) -> RegistryEpoch:
+    """The epoch's RegistryEpoch read with eth_getLogs; ChainError for a node fault or an address with no code.
+
+    Args:
+        chain (Chain): the chain the registry is deployed on
+        address (str): the registry's address
+        epoch (int): the epoch to verify
+        from_block (int | None, default None): the registry's deployment block (None: found by bisection)
+    """
+    from coretex.economy.registry import decode_epoch_finalized_log
+    from coretex.network.registry import deploy_block_of, registry_logs
+    start = deploy_block_of(chain, address) if from_block is None else from_block
+    logs = registry_logs(chain, address, start, chain.block_number())
+    for i, l in enumerate(logs):
+        f = decode_epoch_finalized_log(l)
+        if f and f["epoch"] == epoch: return RegistryEpoch(epoch, logs[:i + 1], f)
+    return RegistryEpoch(epoch, logs, None)

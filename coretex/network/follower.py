@@ -415,31 +415,54 @@ Follower.sync_once = _sync_once
 # %% ../../nbs/57_follower.ipynb #32fefa0d
 R5_PIPELINE = "coretex-retrieval-v2-policy-r5"   # the launch bundle's pipelineVersion: policy-atoms mode
 
-def bundle_rules(manifest: dict) -> tuple:
-    """(pipeline, bundle hash) of a bundle manifest: r5 when its profile's pipelineVersion is the policy-r5 one, else r4.
+def bundle_rules(manifest: dict,  # a whole bundle manifest
+                ) -> tuple:
+    """(pipeline, recomputed bundle hash): r5 when the profile's pipelineVersion is the policy-r5 one; SyncError if the claim differs.
 
     Args:
-        manifest (dict)
+        manifest (dict): a whole bundle manifest
     """
-    try: version, h = manifest["evaluator"]["profile"]["pipelineVersion"], manifest["bundleHash"]
+    from coretex.network.trust import bundle_hash
+    try: version, claimed = manifest["evaluator"]["profile"]["pipelineVersion"], str(manifest["bundleHash"])
     except (KeyError, TypeError) as e: raise ValueError(f"not a bundle manifest (no {e})") from None
-    return ("r5" if version == R5_PIPELINE else "r4"), h.lower()
+    h = bundle_hash(manifest)
+    if claimed.lower() != h: raise SyncError("BUNDLE_HASH_MISMATCH", f"the bundle manifest claims bundleHash {claimed} but is {h} (recomputed)")
+    return ("r5" if version == R5_PIPELINE else "r4"), h
 
 # %% ../../nbs/57_follower.ipynb #e53162af
-def watch(follower: Follower, interval: float, stop=None, passes: int|None = None, progress=None, after=None) -> SyncReport:
-    """sync_once (then `after(report)`) every `interval` seconds until `stop` (a threading.Event) is set or `passes` ran; the last report.
+def watch(follower: Follower,  # the follower to keep in step
+          interval: float,  # seconds between passes
+          stop=None,  # a threading.Event that ends the watch when set
+          passes: int|None = None,  # stop after this many passes, failed ones included (None: never)
+          progress=None,  # progress(block, target) during a pass
+          after=None,  # after(report) once a pass succeeded (re-scoring)
+          outage_cap: float = 60.0,  # the longest wait between passes while the node is down
+         ) -> SyncReport:
+    """sync_once then after(report) every `interval` s, riding out node outages of any length; the last report.
 
     Args:
-        follower (Follower)
-        interval (float)
-        stop (default None)
-        passes (int | None, default None)
-        progress (default None)
-        after (default None)
+        follower (Follower): the follower to keep in step
+        interval (float): seconds between passes
+        stop (default None): a threading.Event that ends the watch when set
+        passes (int | None, default None): stop after this many passes, failed ones included (None: never)
+        progress (default None): progress(block, target) during a pass
+        after (default None): after(report) once a pass succeeded (re-scoring)
+        outage_cap (float, default 60.0): the longest wait between passes while the node is down
     """
-    n, report = 0, None
+    n, report, down, k = 0, None, None, 0
     while True:
-        report, n = follower.sync_once(progress), n + 1
-        if after: after(report)
-        if (passes is not None and n >= passes) or (stop is not None and stop.wait(interval)): return report
-        if stop is None: time.sleep(interval)
+        try:
+            report = follower.sync_once(progress)
+            if after: after(report)
+        except SyncError as e:
+            if e.code != "RPC": raise
+            if down is None:   # one line when the node goes away, one when it is back
+                down = time.monotonic()
+                follower.say(f"node unreachable ({e.message[:120]}); retrying, at most {outage_cap:g} s apart")
+            wait, k = min(outage_cap, interval * 2 ** k), k + 1
+        else:
+            if down is not None: follower.say(f"node back after {time.monotonic() - down:.0f} s"); down, k = None, 0
+            wait = interval
+        n += 1
+        if (passes is not None and n >= passes) or (stop is not None and stop.wait(wait)): return report
+        if stop is None: time.sleep(wait)
