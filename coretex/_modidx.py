@@ -384,6 +384,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'coretex.cli.validator.read_launch': ('cli_validator.html#read_launch', 'coretex/cli/validator.py'),
                                        'coretex.cli.validator.rescorer': ('cli_validator.html#rescorer', 'coretex/cli/validator.py'),
                                        'coretex.cli.validator.rotations': ('cli_validator.html#rotations', 'coretex/cli/validator.py'),
+                                       'coretex.cli.validator.runtime_drifts': ( 'cli_validator.html#runtime_drifts',
+                                                                                 'coretex/cli/validator.py'),
                                        'coretex.cli.validator.setup_line': ('cli_validator.html#setup_line', 'coretex/cli/validator.py'),
                                        'coretex.cli.validator.sync_line': ('cli_validator.html#sync_line', 'coretex/cli/validator.py'),
                                        'coretex.cli.validator.sync_status': ('cli_validator.html#sync_status', 'coretex/cli/validator.py'),

@@ -32,7 +32,11 @@ def test_hydrates_and_records_the_state(launch, tmp_path):
     m, served, base = launch
     rc, out, err = setup("--artifact-base-url", base, "--state-dir", str(tmp_path / "v"), "--json")
     recs = [json.loads(l) for l in out.splitlines()]
-    assert rc == 0 and [r["ok"] for r in recs] == [True] * 5 and "READY" in err
+    assert rc == 0 and [r["ok"] for r in recs[:5]] == [True] * 5 and "READY" in err
+    # the last record is the scorer runtime against the bundle's runtimePin: reported, not fatal by default
+    from coretex.toolkit.runtime import check_runtime
+    bundle = json.loads((tmp_path / "v" / "artifacts" / recs[4]["file"]).read_text())
+    assert recs[5]["role"] == "runtime" and recs[5]["drifts"] == check_runtime(bundle).to_json()["drifts"]
     assert [r["action"] for r in recs[:4]] == ["fetched"] * 4
     state = json.loads((tmp_path / "v" / STATE_FILE).read_text())
     assert (state["bundleHash"], state["corpusRoot"], state["setup"]["artifactBaseUrl"]) == (m["bundleHash"], m["corpusRoot"], base)
@@ -107,3 +111,14 @@ def test_help_states_the_exit_codes():
     from coretex.cli import build_parser
     text = build_parser([add_validator])._subparsers._group_actions[0].choices["validator"]._subparsers._group_actions[0].choices["setup"].format_help()
     assert "Exit status: 0 ready, 1 an artifact or check failed" in " ".join(text.split())
+
+
+def test_a_runtime_drift_fails_only_when_required(launch, tmp_path):
+    from coretex.toolkit.runtime import check_runtime
+    m, served, base = launch
+    rc, out, _ = setup("--artifact-base-url", base, "--state-dir", str(tmp_path / "v"))
+    bundle = json.loads(next((tmp_path / "v" / "artifacts").glob("*bundle*")).read_text())
+    drifts = len(check_runtime(bundle).drifts)
+    assert rc == 0 and sum(l.startswith("WARN runtime: ") for l in out.splitlines()) == drifts
+    rc, _, err = setup("--artifact-base-url", base, "--state-dir", str(tmp_path / "v"), "--require-runtime")
+    assert rc == (1 if drifts else 0) and (("runtimePin" in err) == bool(drifts))
