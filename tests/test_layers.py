@@ -8,7 +8,7 @@ from coretex.layers import LAYERS, circles, import_graph, layer_of, upward_impor
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_LINES = 600
-LONG_MODULES = {"coretex.evaluator.evaluate": "35_evaluate", "coretex.consensus.loosh": "62_loosh"}   # module -> the notebook saying why
+LONG_MODULES = {"coretex.evaluator.evaluate": "35_evaluate"}   # module -> the notebook saying why
 
 
 def test_no_circle_and_no_import_runs_back_up():

@@ -127,7 +127,7 @@ def vector_table(path: str):
     Args:
         path (str)
     """
-    from coretex.consensus.loosh import load_vector_table
+    from coretex.consensus.loosh_inputs import load_vector_table
     gunzip_capped(read_capped(path, "--embeddings", VECTORS_MAX), f"--embeddings {path}", VECTORS_MAX)   # checked before the loader reads it whole
     try: return load_vector_table(path)
     except ValueError as e: raise CliError(f"--embeddings {path}: {e}") from None
@@ -153,7 +153,9 @@ def cmd_consensus_rules(args):
         args
     """
     from coretex.consensus.seed_rules import check_response
-    from coretex.consensus.loosh import SEED_RULES, rule_set, model_embedder, evaluate_responses, check_response_128, EmbeddingMissing, ResponseError
+    from coretex.consensus.loosh import SEED_RULES, rule_set
+    from coretex.consensus.loosh_inputs import model_embedder, EmbeddingMissing
+    from coretex.consensus.loosh_evaluate import evaluate_responses, check_response_128, ResponseError
     from coretex.network.store import data_dir
     rules = rule_set(args.reference)
     seed = rules.name == SEED_RULES.name
@@ -241,7 +243,8 @@ def cmd_weights_rules(args):
     from dataclasses import asdict, replace
     from datetime import datetime, timezone
     from coretex.consensus.seed_rules import ConsensusStore
-    from coretex.consensus.loosh import rule_set, set_weights_128, weight_inputs, store_weights_128, sybil_scores_from_records
+    from coretex.consensus.loosh import rule_set
+    from coretex.consensus.loosh_weights import set_weights_128, weight_inputs, store_weights_128, sybil_scores_from_records
     rules = rule_set(args.reference)
     scores = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
     if args.scenario:
@@ -271,7 +274,7 @@ def rule_set_weigh(rules, db, args):
     """
     if rules.name == "seed": return None
     from datetime import timedelta
-    from coretex.consensus.loosh import store_weights_128, sybil_scores_from_records
+    from coretex.consensus.loosh_weights import store_weights_128, sybil_scores_from_records
     fixed = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
     def weigh(evaluations, now):
         since = now - timedelta(hours=rules.weights.lookback_h)

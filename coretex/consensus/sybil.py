@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 import numpy as np
 from .seed_rules import ConsensusConfig, evaluate_challenge, sybil_groups
-from .loosh import SybilFindings
+from .loosh_sybil import SybilFindings
 
 # %% ../../nbs/63_sybil.ipynb #eca900a0
 def generator_tables() -> dict:
@@ -651,7 +651,7 @@ def loosh_findings(s: Scenario, embed) -> SybilFindings:
         s (Scenario)
         embed
     """
-    from coretex.consensus.loosh import sybil_findings_128
+    from coretex.consensus.loosh_sybil import sybil_findings_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return sybil_findings_128(s.texts, s.miners, embed)
 
@@ -662,7 +662,7 @@ def loosh_emissions(s: Scenario, embed) -> dict:
         s (Scenario)
         embed
     """
-    from coretex.consensus.loosh import evaluate_128
+    from coretex.consensus.loosh_evaluate import evaluate_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return evaluate_128(s.prompt, [r.as_input() for r in s.responses], embed).emissions
 
