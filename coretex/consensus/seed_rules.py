@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['ICE_CHALLENGE', 'CLEANED', 'ConsensusConfig', 'clean_responses', 'ResponseError', 'check_response', 'lof_filter',
            'length_filter', 'cluster_filter', 'theta', 'lexical_polarity', 'polarity_agrees', 'individual_score',
-           'top_score_bonus', 'base_emissions', 'sybil_groups', 'draw_heatmap', 'template_narrative', 'openai_narrator',
-           'ConsensusResult', 'evaluate_challenge', 'ice_responses', 'ema_scores', 'ema_weights', 'ConsensusStore',
+           'top_score_bonus', 'base_emissions', 'sybil_groups', 'draw_heatmap', 'ice_responses', 'ConsensusResult',
+           'template_narrative', 'evaluate_challenge', 'openai_narrator', 'ema_scores', 'ema_weights', 'ConsensusStore',
            'DatabaseWeightSetter', 'WeightLoop', 'run_service']
 
 # %% ../../nbs/61_seed_rules.ipynb #92482b1e
@@ -22,37 +22,37 @@ class ConsensusConfig:
 
     Attributes:
         outliers (bool, default True): LOF outlier removal (needs >= 3 responses)
-        length_filter (bool, default True)
-        quality_sensitivity (float, default 0.3): keep words >= (1 - s) x mean; lower = stricter
-        clustering (bool, default True)
-        distance_threshold (float, default 0.5): agglomerative, on 1 - cosine, average linkage
+        length_filter (bool, default True): drop answers much shorter than the others (see quality_sensitivity)
+        quality_sensitivity (float, default 0.3): in [0, 1]: keep words >= (1 - s) x mean; lower = stricter
+        clustering (bool, default True): keep only the dominant agglomerative cluster (see distance_threshold)
+        distance_threshold (float, default 0.5): in (0, 2]: agglomerative, on 1 - cosine, average linkage
         lambda_factor (float, default 1.0): theta = mean + lambda x std; negative = conservative
-        consensus_threshold (float, default 0.7)
+        consensus_threshold (float, default 0.7): in [-1, 1]: consensus holds when theta is above it
         polarity (bool, default False): also require >= polarity_agreement of non-neutral survivors to agree
-        polarity_agreement (float, default 0.8)
-        weighted_scoring (bool, default True): use given confidences
-        consensus_multiplier (float, default 1.2)
-        bonus_cap (float, default 1.5)
-        bonus_scale (float, default 0.1)
-        sybil_threshold (float, default 0.95)
-        heatmap (bool, default True)
+        polarity_agreement (float, default 0.8): in (0, 1]: the share of non-neutral survivors that must agree
+        weighted_scoring (bool, default True): use given confidences (False: every confidence counts 1.0)
+        consensus_multiplier (float, default 1.2): >= 1: the emission multiplier of a miner in consensus
+        bonus_cap (float, default 1.5): >= 1: the top scorer's multiplier never exceeds it
+        bonus_scale (float, default 0.1): > 0: top bonus = 1 + 0.5 x tanh(scale x lead in points)
+        sybil_threshold (float, default 0.95): in [-1, 1]: pairs at or above this cosine are flagged as copies
+        heatmap (bool, default True): draw the similarity heatmap (a PNG, when out_dir is given)
         max_embed_chars (int, default 4000): texts are cut for the embedder; words are counted on the full text
     """
     outliers: bool = True                 # LOF outlier removal (needs >= 3 responses)
-    length_filter: bool = True
-    quality_sensitivity: float = 0.3      # keep words >= (1 - s) x mean; lower = stricter
-    clustering: bool = True
-    distance_threshold: float = 0.5       # agglomerative, on 1 - cosine, average linkage
+    length_filter: bool = True            # drop answers much shorter than the others (see quality_sensitivity)
+    quality_sensitivity: float = 0.3      # in [0, 1]: keep words >= (1 - s) x mean; lower = stricter
+    clustering: bool = True               # keep only the dominant agglomerative cluster (see distance_threshold)
+    distance_threshold: float = 0.5       # in (0, 2]: agglomerative, on 1 - cosine, average linkage
     lambda_factor: float = 1.0            # theta = mean + lambda x std; negative = conservative
-    consensus_threshold: float = 0.7
+    consensus_threshold: float = 0.7      # in [-1, 1]: consensus holds when theta is above it
     polarity: bool = False                # also require >= polarity_agreement of non-neutral survivors to agree
-    polarity_agreement: float = 0.8
-    weighted_scoring: bool = True         # use given confidences
-    consensus_multiplier: float = 1.2
-    bonus_cap: float = 1.5
-    bonus_scale: float = 0.1
-    sybil_threshold: float = 0.95
-    heatmap: bool = True
+    polarity_agreement: float = 0.8       # in (0, 1]: the share of non-neutral survivors that must agree
+    weighted_scoring: bool = True         # use given confidences (False: every confidence counts 1.0)
+    consensus_multiplier: float = 1.2     # >= 1: the emission multiplier of a miner in consensus
+    bonus_cap: float = 1.5                # >= 1: the top scorer's multiplier never exceeds it
+    bonus_scale: float = 0.1              # > 0: top bonus = 1 + 0.5 x tanh(scale x lead in points)
+    sybil_threshold: float = 0.95         # in [-1, 1]: pairs at or above this cosine are flagged as copies
+    heatmap: bool = True                  # draw the similarity heatmap (a PNG, when out_dir is given)
     max_embed_chars: int = 4000           # texts are cut for the embedder; words are counted on the full text
 
 # %% ../../nbs/61_seed_rules.ipynb #9136bc18
@@ -284,48 +284,25 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
     fig.savefig(path)
     return path
 
-# %% ../../nbs/61_seed_rules.ipynb #83a43aa6
-def template_narrative(r) -> str:
-    """A plain account of a consensus result.
+# %% ../../nbs/61_seed_rules.ipynb #6c69ba2e
+ICE_CHALLENGE = [
+    ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
+    ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
+    ("m03", "Because of hydrogen bonds, frozen water forms a hexagonal structure with more empty space than the liquid, which makes ice less dense, so it floats on water.", 1100, 0.8),
+    ("m04", "Ice is less dense than water. Freezing makes hydrogen bonds hold molecules in a spacious lattice, lowering the density below that of the liquid, so ice floats.", 760, 0.95),
+    ("m05", "The open hexagonal lattice of ice, held together by hydrogen bonds, has a lower density than liquid water, which is why ice floats instead of sinking.", 1300, 0.7),
+    ("m06", "Water expands as it freezes because hydrogen bonds force the molecules into an ordered, open arrangement; the resulting solid is less dense, so it floats.", 990, 0.8),
+    ("m07", "Ice floats since solid water is less dense than liquid water, the hydrogen-bonded crystal keeping its molecules farther apart than in the liquid.", 1050, None),
+    ("m08", "Ice floats mainly because small air bubbles get trapped inside it while it freezes, and the trapped air makes the ice light enough to float on the water.", 700, 0.6),
+    ("m09", "Trapped air bubbles are the reason: freezing water captures air pockets, and all that air makes the block of ice buoyant so it stays on top of the water.", 880, 0.65),
+    ("m10", "It floats because air gets caught in the ice as it forms, and those bubbles of air lift the ice up so that it rests on the surface of the water.", 910, 0.5),
+    ("m11", "The quarterly earnings call is scheduled for Thursday, and analysts expect revenue to grow modestly on the back of stronger subscription sales in Europe.", 400, 1.0),
+    ("m12", "Ice floats because it is less dense than water.", 300, 0.99),
+]
 
-    Args:
-        r
-    """
-    if not r.scores and not r.out_of_consensus: return "No responses were received."
-    lines = [f"{len(r.scores)} response(s) were scored; theta = {r.theta:.3f} against the threshold {r.threshold:.2f}: "
-             + ("consensus reached." if r.consensus else "no consensus." if not r.single_response else "a single response, so no consensus.")]
-    if r.in_consensus: lines.append(f"In consensus: {', '.join(r.in_consensus)}.")
-    for o in r.out_of_consensus: lines.append(f"{o['miner']} left: {o['reason']}.")
-    if r.scores:
-        top = max(r.scores, key=lambda m: (r.scores[m], -list(r.scores).index(m)))
-        lines.append(f"Top score: {top} with {r.scores[top]:.1f} points, emission {r.emissions[top]:.4f}.")
-    if r.sybil: lines.append("Possible Sybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil) + ".")
-    return " ".join(lines)
-
-# %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
-def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
-    """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
-
-    Args:
-        base_url (str)
-        model (str)
-        api_key (str | None, default None)
-        timeout (float, default 30.0)
-    """
-    import json as _json, urllib.request, urllib.error
-    def narrate(r) -> str:
-        facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
-                 "out_of_consensus": r.out_of_consensus, "scores": r.scores, "emissions": r.emissions, "sybil_groups": r.sybil}
-        body = {"model": model, "temperature": 0, "messages": [
-            {"role": "system", "content": "You summarise a validator's consensus evaluation of miners' responses, factually, in one paragraph."},
-            {"role": "user", "content": "Evaluation result (JSON):\n" + _json.dumps(facts, sort_keys=True)}]}
-        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", _json.dumps(body).encode(),
-                                     {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp: return _json.loads(resp.read())["choices"][0]["message"]["content"].strip()
-        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as e:
-            return template_narrative(r) + f" (LLM narrator unavailable: {e.__class__.__name__}; template used)"
-    return narrate
+def ice_responses() -> list:
+    "The twelve-response example challenge as response dicts."
+    return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
 
 # %% ../../nbs/61_seed_rules.ipynb #de53698e
 @dataclass
@@ -368,21 +345,47 @@ def _default_embedder():
         _EMBEDDER = Embedder()
     return _EMBEDDER
 
+# %% ../../nbs/61_seed_rules.ipynb #83a43aa6
+def template_narrative(r) -> str:
+    """A plain account of a consensus result.
+
+    Args:
+        r
+    """
+    if not r.scores and not r.out_of_consensus: return "No responses were received."
+    lines = [f"{len(r.scores)} response(s) were scored; theta = {r.theta:.3f} against the threshold {r.threshold:.2f}: "
+             + ("consensus reached." if r.consensus else "no consensus." if not r.single_response else "a single response, so no consensus.")]
+    if r.in_consensus: lines.append(f"In consensus: {', '.join(r.in_consensus)}.")
+    for o in r.out_of_consensus: lines.append(f"{o['miner']} left: {o['reason']}.")
+    if r.scores:
+        top = max(r.scores, key=lambda m: (r.scores[m], -list(r.scores).index(m)))
+        lines.append(f"Top score: {top} with {r.scores[top]:.1f} points, emission {r.emissions[top]:.4f}.")
+    if r.sybil: lines.append("Possible Sybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil) + ".")
+    return " ".join(lines)
+
 # %% ../../nbs/61_seed_rules.ipynb #cbc4253e
-def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=None, embeddings=None, out_dir=None,
-                       polarity_fn=lexical_polarity, narrator=template_narrative) -> ConsensusResult:
+def evaluate_challenge(
+    responses: list,                      # one challenge's answers: dicts with miner, text, response_time_ms, confidence?
+    config: ConsensusConfig|None = None,  # the pipeline's knobs; None: ConsensusConfig(), the document's defaults
+    embedder=None,                        # has .encode(n texts) -> (n, d) unit rows; None: the packaged MiniLM
+    embeddings=None,                      # (len(responses), d) unit rows in response order, used instead of embedder
+    out_dir: str|None = None,             # folder for the heatmap PNG (when config.heatmap); None: no file
+    polarity_fn=None,                     # text -> "affirmative" | "negative" | "neutral"; None: lexical_polarity
+    narrator=None,                        # ConsensusResult -> str, its narrative; None: template_narrative
+) -> ConsensusResult:
     """Consensus, scores and emissions for the responses to one challenge.
 
     Args:
-        responses
-        config (ConsensusConfig | None, default None)
-        embedder (default None)
-        embeddings (default None)
-        out_dir (default None)
-        polarity_fn (default lexical_polarity)
-        narrator (default template_narrative)
+        responses (list): one challenge's answers: dicts with miner, text, response_time_ms, confidence?
+        config (ConsensusConfig | None, default None): the pipeline's knobs; None: ConsensusConfig(), the document's defaults
+        embedder (default None): has .encode(n texts) -> (n, d) unit rows; None: the packaged MiniLM
+        embeddings (default None): (len(responses), d) unit rows in response order, used instead of embedder
+        out_dir (str | None, default None): folder for the heatmap PNG (when config.heatmap); None: no file
+        polarity_fn (default None): text -> "affirmative" | "negative" | "neutral"; None: lexical_polarity
+        narrator (default None): ConsensusResult -> str, its narrative; None: template_narrative
     """
     cfg = config or ConsensusConfig()
+    polarity_fn, narrator = polarity_fn or lexical_polarity, narrator or template_narrative
     kept, gone = clean_responses(responses)
     miners, words = [k["miner"] for k in kept], [k["words"] for k in kept]
     n, out = len(kept), [{"miner": m, "reason": why} for m, why in gone]
@@ -423,25 +426,30 @@ def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=
     r.narrative = narrator(r)
     return r
 
-# %% ../../nbs/61_seed_rules.ipynb #6c69ba2e
-ICE_CHALLENGE = [
-    ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
-    ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
-    ("m03", "Because of hydrogen bonds, frozen water forms a hexagonal structure with more empty space than the liquid, which makes ice less dense, so it floats on water.", 1100, 0.8),
-    ("m04", "Ice is less dense than water. Freezing makes hydrogen bonds hold molecules in a spacious lattice, lowering the density below that of the liquid, so ice floats.", 760, 0.95),
-    ("m05", "The open hexagonal lattice of ice, held together by hydrogen bonds, has a lower density than liquid water, which is why ice floats instead of sinking.", 1300, 0.7),
-    ("m06", "Water expands as it freezes because hydrogen bonds force the molecules into an ordered, open arrangement; the resulting solid is less dense, so it floats.", 990, 0.8),
-    ("m07", "Ice floats since solid water is less dense than liquid water, the hydrogen-bonded crystal keeping its molecules farther apart than in the liquid.", 1050, None),
-    ("m08", "Ice floats mainly because small air bubbles get trapped inside it while it freezes, and the trapped air makes the ice light enough to float on the water.", 700, 0.6),
-    ("m09", "Trapped air bubbles are the reason: freezing water captures air pockets, and all that air makes the block of ice buoyant so it stays on top of the water.", 880, 0.65),
-    ("m10", "It floats because air gets caught in the ice as it forms, and those bubbles of air lift the ice up so that it rests on the surface of the water.", 910, 0.5),
-    ("m11", "The quarterly earnings call is scheduled for Thursday, and analysts expect revenue to grow modestly on the back of stronger subscription sales in Europe.", 400, 1.0),
-    ("m12", "Ice floats because it is less dense than water.", 300, 0.99),
-]
+# %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
+def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
+    """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
 
-def ice_responses() -> list:
-    "The twelve-response example challenge as response dicts."
-    return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
+    Args:
+        base_url (str)
+        model (str)
+        api_key (str | None, default None)
+        timeout (float, default 30.0)
+    """
+    import json as _json, urllib.request, urllib.error
+    def narrate(r) -> str:
+        facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
+                 "out_of_consensus": r.out_of_consensus, "scores": r.scores, "emissions": r.emissions, "sybil_groups": r.sybil}
+        body = {"model": model, "temperature": 0, "messages": [
+            {"role": "system", "content": "You summarise a validator's consensus evaluation of miners' responses, factually, in one paragraph."},
+            {"role": "user", "content": "Evaluation result (JSON):\n" + _json.dumps(facts, sort_keys=True)}]}
+        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", _json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp: return _json.loads(resp.read())["choices"][0]["message"]["content"].strip()
+        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as e:
+            return template_narrative(r) + f" (LLM narrator unavailable: {e.__class__.__name__}; template used)"
+    return narrate
 
 # %% ../../nbs/61_seed_rules.ipynb #076acbf6
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
