@@ -37,50 +37,50 @@ class QualityRules:
         threshold (float, default 0.35): quality below this leaves before consensus
         min_prompt_relevance (float, default 0.2): prompt cosine below this zeroes the quality
         w_relevance (float, default 0.4): composite weights as 1.2.8 passes them (they sum to 1.2)
-        w_coherence (float, default 0.2)
+        w_coherence (float, default 0.2): in [0, 1]: weight of sigmoid(coherence) in the composite
         w_coverage (float, default 0.2): 1.2.8 reuses the density slot's weight
         w_complexity (float, default 0.2): 1.2.8 reuses the specificity slot's weight
-        w_density (float, default 0.2)
-        w_specificity (float, default 0.2)
-        min_sentence_words (int, default 3)
+        w_density (float, default 0.2): in [0, 1]: weight of sigmoid(density)
+        w_specificity (float, default 0.2): in [0, 1]: weight of sigmoid(specificity)
+        min_sentence_words (int, default 3): > 0: shorter sentences are dropped before embedding
         coverage_threshold (float, default 0.45): a prompt part is covered at this cosine
         break_threshold (float, default 0.25): adjacent-sentence cosine below this is a topic break
-        local_weight (float, default 0.6)
-        global_weight (float, default 0.4)
+        local_weight (float, default 0.6): in [0, 1]: share of adjacent-sentence coherence
+        global_weight (float, default 0.4): in [0, 1]: share of sentence-to-centroid coherence
         doc_blend (float, default 0.4): relevance = doc, sentence and coverage blended
-        sentence_blend (float, default 0.4)
-        coverage_blend (float, default 0.2)
-        complexity_relevance_gate (float, default 0.4)
-        complexity_coherence_gate (float, default 0.3)
-        target_steps (int, default 4)
-        step_scale (float, default 2.0)
+        sentence_blend (float, default 0.4): in [0, 1]: share of the best half of sentences
+        coverage_blend (float, default 0.2): in [0, 1]: share of prompt coverage
+        complexity_relevance_gate (float, default 0.4): in [0, 1]: complexity is 0 below this relevance
+        complexity_coherence_gate (float, default 0.3): in [0, 1]: complexity is 0 below this coherence
+        target_steps (int, default 4): > 0: the reasoning-step count that scores best
+        step_scale (float, default 2.0): > 0: width of the step-count bell, exp(-((n - target) / scale)^2)
         step_distance (float, default 0.7): agglomerative (Euclidean) threshold between reasoning steps
-        step_weight (float, default 0.6)
-        novelty_weight (float, default 0.4)
+        step_weight (float, default 0.6): in [0, 1]: share of the step score in complexity
+        novelty_weight (float, default 0.4): in [0, 1]: share of novelty (1 - mean sentence cosine)
     """
     threshold: float = 0.35                # quality below this leaves before consensus
     min_prompt_relevance: float = 0.20     # prompt cosine below this zeroes the quality
     w_relevance: float = 0.40              # composite weights as 1.2.8 passes them (they sum to 1.2)
-    w_coherence: float = 0.20
+    w_coherence: float = 0.20              # in [0, 1]: weight of sigmoid(coherence) in the composite
     w_coverage: float = 0.20               # 1.2.8 reuses the density slot's weight
     w_complexity: float = 0.20             # 1.2.8 reuses the specificity slot's weight
-    w_density: float = 0.20
-    w_specificity: float = 0.20
-    min_sentence_words: int = 3
+    w_density: float = 0.20                # in [0, 1]: weight of sigmoid(density)
+    w_specificity: float = 0.20            # in [0, 1]: weight of sigmoid(specificity)
+    min_sentence_words: int = 3            # > 0: shorter sentences are dropped before embedding
     coverage_threshold: float = 0.45       # a prompt part is covered at this cosine
     break_threshold: float = 0.25          # adjacent-sentence cosine below this is a topic break
-    local_weight: float = 0.6
-    global_weight: float = 0.4
+    local_weight: float = 0.6              # in [0, 1]: share of adjacent-sentence coherence
+    global_weight: float = 0.4             # in [0, 1]: share of sentence-to-centroid coherence
     doc_blend: float = 0.4                 # relevance = doc, sentence and coverage blended
-    sentence_blend: float = 0.4
-    coverage_blend: float = 0.2
-    complexity_relevance_gate: float = 0.4
-    complexity_coherence_gate: float = 0.3
-    target_steps: int = 4
-    step_scale: float = 2.0
+    sentence_blend: float = 0.4            # in [0, 1]: share of the best half of sentences
+    coverage_blend: float = 0.2            # in [0, 1]: share of prompt coverage
+    complexity_relevance_gate: float = 0.4  # in [0, 1]: complexity is 0 below this relevance
+    complexity_coherence_gate: float = 0.3  # in [0, 1]: complexity is 0 below this coherence
+    target_steps: int = 4                  # > 0: the reasoning-step count that scores best
+    step_scale: float = 2.0                # > 0: width of the step-count bell, exp(-((n - target) / scale)^2)
     step_distance: float = 0.7             # agglomerative (Euclidean) threshold between reasoning steps
-    step_weight: float = 0.6
-    novelty_weight: float = 0.4
+    step_weight: float = 0.6               # in [0, 1]: share of the step score in complexity
+    novelty_weight: float = 0.4            # in [0, 1]: share of novelty (1 - mean sentence cosine)
 
     def __post_init__(self):
         _in_unit(self, *_UNIT(QualityRules, ("step_scale",)))
@@ -92,30 +92,30 @@ class SybilRules:
 
     Attributes:
         min_high (float, default 0.8): floor of the adaptive high threshold
-        min_very_high (float, default 0.88)
-        high_percentile (float, default 99.9)
-        very_high_percentile (float, default 99.99)
+        min_very_high (float, default 0.88): in [0, 1]: floor of the very-high (severity) threshold
+        high_percentile (float, default 99.9): in (0, 100]: percentile of the gated pair cosines for the high line
+        very_high_percentile (float, default 99.99): in (0, 100]: percentile for the very-high line
         min_response_length (int, default 50): characters; shorter responses are never compared
-        min_group_size (int, default 2)
+        min_group_size (int, default 2): >= 2: members a group needs
         min_internal (float, default 0.9): every pair inside a group is at least this similar
-        fusion_semantic (float, default 0.92)
-        fusion_lexical (float, default 0.85)
-        fusion_structure (float, default 0.8)
-        trajectory_threshold (float, default 0.85)
-        trajectory_clusters (int, default 5)
+        fusion_semantic (float, default 0.92): in [0, 1]: embedding cosine at which the semantic view fires
+        fusion_lexical (float, default 0.85): in [0, 1]: TF-IDF cosine at which the lexical view fires
+        fusion_structure (float, default 0.8): in [0, 1]: shape cosine at which the structural view fires
+        trajectory_threshold (float, default 0.85): in [0, 1]: mean centroid cosine that makes a trajectory pair
+        trajectory_clusters (int, default 5): >= 2: KMeans centroids per fingerprint (sentences needed)
     """
     min_high: float = 0.80                 # floor of the adaptive high threshold
-    min_very_high: float = 0.88
-    high_percentile: float = 99.9
-    very_high_percentile: float = 99.99
+    min_very_high: float = 0.88            # in [0, 1]: floor of the very-high (severity) threshold
+    high_percentile: float = 99.9          # in (0, 100]: percentile of the gated pair cosines for the high line
+    very_high_percentile: float = 99.99    # in (0, 100]: percentile for the very-high line
     min_response_length: int = 50          # characters; shorter responses are never compared
-    min_group_size: int = 2
+    min_group_size: int = 2                # >= 2: members a group needs
     min_internal: float = 0.90             # every pair inside a group is at least this similar
-    fusion_semantic: float = 0.92
-    fusion_lexical: float = 0.85
-    fusion_structure: float = 0.80
-    trajectory_threshold: float = 0.85
-    trajectory_clusters: int = 5
+    fusion_semantic: float = 0.92          # in [0, 1]: embedding cosine at which the semantic view fires
+    fusion_lexical: float = 0.85           # in [0, 1]: TF-IDF cosine at which the lexical view fires
+    fusion_structure: float = 0.80         # in [0, 1]: shape cosine at which the structural view fires
+    trajectory_threshold: float = 0.85     # in [0, 1]: mean centroid cosine that makes a trajectory pair
+    trajectory_clusters: int = 5           # >= 2: KMeans centroids per fingerprint (sentences needed)
 
     def __post_init__(self):
         _in_unit(self, *_UNIT(SybilRules, ("high_percentile", "very_high_percentile")))
@@ -130,28 +130,28 @@ class WeightRules:
     Attributes:
         interval_s (int, default 4320): seconds between weight settings
         alpha (float, default 0.3): EMA smoothing
-        lookback_h (float, default 24.0)
+        lookback_h (float, default 24.0): > 0: hours of stored evaluations the EMA reads
         freshness_h (float | None, default 3.0): miners without a success this recent get 0 (None: no gate)
-        freshness_degraded_h (float, default 24.0)
+        freshness_degraded_h (float, default 24.0): > 0: the freshness gate in DEGRADED mode, hours
         degraded_blocks (int, default 4000): blocks since the last update that make the mode DEGRADED
-        emergency_blocks (int, default 4500)
+        emergency_blocks (int, default 4500): > 0: blocks since the last update that make the mode EMERGENCY
         penalty_threshold (float | None, default 0.1): sybil scores below this are never penalised (None: no penalty)
         hard_penalty_score (float, default 0.6): scores at or above this are always penalised
-        penalty_max (float, default 1.0)
+        penalty_max (float, default 1.0): in [0, 1]: the largest share of its EMA a sybil score takes
         min_retention (float, default 0.2): a penalised miner keeps at least this share of its EMA
         max_penalized_fraction (float, default 0.33): soft penalties go to at most this share of serving miners
         max_miner_stake (float, default 999.0): without a validator list, nodes with this stake are validators
     """
     interval_s: int = 4320                 # seconds between weight settings
     alpha: float = 0.3                     # EMA smoothing
-    lookback_h: float = 24.0
+    lookback_h: float = 24.0               # > 0: hours of stored evaluations the EMA reads
     freshness_h: float|None = 3.0          # miners without a success this recent get 0 (None: no gate)
-    freshness_degraded_h: float = 24.0
+    freshness_degraded_h: float = 24.0     # > 0: the freshness gate in DEGRADED mode, hours
     degraded_blocks: int = 4000            # blocks since the last update that make the mode DEGRADED
-    emergency_blocks: int = 4500
+    emergency_blocks: int = 4500           # > 0: blocks since the last update that make the mode EMERGENCY
     penalty_threshold: float|None = 0.10   # sybil scores below this are never penalised (None: no penalty)
     hard_penalty_score: float = 0.60       # scores at or above this are always penalised
-    penalty_max: float = 1.0
+    penalty_max: float = 1.0               # in [0, 1]: the largest share of its EMA a sybil score takes
     min_retention: float = 0.20            # a penalised miner keeps at least this share of its EMA
     max_penalized_fraction: float = 0.33   # soft penalties go to at most this share of serving miners
     max_miner_stake: float = 999.0         # without a validator list, nodes with this stake are validators
@@ -171,44 +171,44 @@ class RuleSet:
     """A named set of consensus and weight-setting rules, checked once.
 
     Attributes:
-        name (str)
+        name (str): the rule set's name, as `rule_set` takes it: 'seed' or 'loosh-1.2.8'
         model (str): the embedder the rules were calibrated for
         fallback_model (str | None): used when the model cannot be loaded
         quality (QualityRules | None): None: no semantic quality step (the seed document's length filter instead)
         sybil (SybilRules | None): None: the seed document's cosine >= 0.95 groups
-        weights (WeightRules)
-        consensus_threshold (float, default 0.7)
+        weights (WeightRules): how stored emissions become chain weights
+        consensus_threshold (float, default 0.7): in [0, 1]: consensus is achieved when theta is above it
         lambda_factor (float, default 1.0): theta = mu + lambda x sigma
         distance_threshold (float, default 0.5): agglomerative clustering on 1 - cosine
         outlier_quality_delta (float, default 0.15): outliers stay (and inliers go) when their quality beats the inliers' by more
         diversity_quality (float, default 0.6): only responses of higher quality earn the diversity bonus
-        max_diversity_bonus (float, default 0.15)
+        max_diversity_bonus (float, default 0.15): in [0, 1]: the diversity bonus never exceeds it (0-1 score units)
         entity_max_votes (float, default 1.0): an IP or coldkey group counts at most this many votes
-        entity_min_group (int, default 2)
-        consensus_multiplier (float, default 1.2)
+        entity_min_group (int, default 2): > 0: miners sharing an IP or coldkey form an entity from this many
+        consensus_multiplier (float, default 1.2): > 0: emission multiplier of a miner in consensus
         bonus_max (float, default 0.5): top-score bonus: 1 + bonus_max x tanh(bonus_scale x lead), capped
-        bonus_scale (float, default 0.1)
-        bonus_cap (float, default 1.5)
+        bonus_scale (float, default 0.1): in [0, 1]: lead scale inside the tanh (meant for 0-100 scores)
+        bonus_cap (float, default 1.5): > 0: the top scorer's multiplier never exceeds it
     """
     def __repr__(self): return f"rule_set({self.name!r})"   # a signature that defaults to a rule set names it
-    name: str
+    name: str                              # the rule set's name, as `rule_set` takes it: 'seed' or 'loosh-1.2.8'
     model: str                             # the embedder the rules were calibrated for
     fallback_model: str|None               # used when the model cannot be loaded
     quality: QualityRules|None             # None: no semantic quality step (the seed document's length filter instead)
     sybil: SybilRules|None                 # None: the seed document's cosine >= 0.95 groups
-    weights: WeightRules
-    consensus_threshold: float = 0.7
+    weights: WeightRules                   # how stored emissions become chain weights
+    consensus_threshold: float = 0.7       # in [0, 1]: consensus is achieved when theta is above it
     lambda_factor: float = 1.0             # theta = mu + lambda x sigma
     distance_threshold: float = 0.5        # agglomerative clustering on 1 - cosine
     outlier_quality_delta: float = 0.15    # outliers stay (and inliers go) when their quality beats the inliers' by more
     diversity_quality: float = 0.6         # only responses of higher quality earn the diversity bonus
-    max_diversity_bonus: float = 0.15
+    max_diversity_bonus: float = 0.15      # in [0, 1]: the diversity bonus never exceeds it (0-1 score units)
     entity_max_votes: float = 1.0          # an IP or coldkey group counts at most this many votes
-    entity_min_group: int = 2
-    consensus_multiplier: float = 1.2
+    entity_min_group: int = 2              # > 0: miners sharing an IP or coldkey form an entity from this many
+    consensus_multiplier: float = 1.2      # > 0: emission multiplier of a miner in consensus
     bonus_max: float = 0.5                 # top-score bonus: 1 + bonus_max x tanh(bonus_scale x lead), capped
-    bonus_scale: float = 0.1
-    bonus_cap: float = 1.5
+    bonus_scale: float = 0.1               # in [0, 1]: lead scale inside the tanh (meant for 0-100 scores)
+    bonus_cap: float = 1.5                 # > 0: the top scorer's multiplier never exceeds it
 
     def __post_init__(self):
         if not self.name or not self.model: raise RuleSetError("a rule set needs a name and a model")
@@ -222,11 +222,13 @@ LOOSH_128 = RuleSet("loosh-1.2.8", MPNET, MINILM, QualityRules(), SybilRules(), 
 SYBIL_128 = LOOSH_128.sybil
 RULE_SETS = {r.name: r for r in (SEED_RULES, LOOSH_128)}
 
-def rule_set(name: str) -> RuleSet:
+def rule_set(
+    name: str,  # 'seed' or 'loosh-1.2.8' (the keys of RULE_SETS)
+) -> RuleSet:
     """The rule set called `name` ('seed' or 'loosh-1.2.8').
 
     Args:
-        name (str)
+        name (str): 'seed' or 'loosh-1.2.8' (the keys of RULE_SETS)
     """
     if name not in RULE_SETS: raise RuleSetError(f"unknown rule set {name!r} (known: {', '.join(RULE_SETS)})")
     return RULE_SETS[name]

@@ -26,48 +26,48 @@ class LooshEvaluation:
 
     Attributes:
         path (str): all_test_mode | single_valid | consensus | empty
-        theta (float)
+        theta (float): the consensus theta (not clipped: copies give just above 1)
         emissions (dict): every miner, test-mode miners at 0.0
-        test_mode (list)
-        mu (float, default 0.0)
-        sigma (float, default 0.0)
-        consensus_achieved (bool, default False)
-        in_consensus (list, default field(default_factory=list))
-        out_of_consensus (list, default field(default_factory=list))
-        scores (dict, default field(default_factory=dict))
-        entity_weights (dict, default field(default_factory=dict))
-        prompt_cosine (dict, default field(default_factory=dict))
-        quality (dict, default field(default_factory=dict))
-        quality_breakdown (dict, default field(default_factory=dict))
-        outlier (dict | None, default None)
-        cluster (dict | None, default None)
-        diversity_bonus (dict, default field(default_factory=dict))
-        top_bonus (dict, default field(default_factory=dict))
-        weighted_score (float | None, default None)
-        sybil (SybilReport | None, default None)
-        single_prompt_cosine (float | None, default None)
+        test_mode (list): miners whose answer was a test
+        mu (float, default 0.0): weighted mean pair cosine of the survivors
+        sigma (float, default 0.0): its weighted population std
+        consensus_achieved (bool, default False): theta > consensus_threshold
+        in_consensus (list, default field(default_factory=list)): the survivors' ids, response order
+        out_of_consensus (list, default field(default_factory=list)): every other valid miner
+        scores (dict, default field(default_factory=dict)): {miner: 0-1 score}
+        entity_weights (dict, default field(default_factory=dict)): {miner: entity cap in (0, 1]}
+        prompt_cosine (dict, default field(default_factory=dict)): {miner: cosine to the prompt}
+        quality (dict, default field(default_factory=dict)): {miner: gated quality in [0, 1]}
+        quality_breakdown (dict, default field(default_factory=dict)): {miner: Quality}
+        outlier (dict | None, default None): the outlier step's input, decision and kept
+        cluster (dict | None, default None): the dominant cluster's labels and counts
+        diversity_bonus (dict, default field(default_factory=dict)): {survivor: bonus in [0, 0.15]}
+        top_bonus (dict, default field(default_factory=dict)): {'label': miner or None, 'multiplier'}
+        weighted_score (float | None, default None): mean off-diagonal cosine of the survivors
+        sybil (SybilReport | None, default None): the detector's report (None off the consensus path)
+        single_prompt_cosine (float | None, default None): the prompt cosine on the single_valid path
     """
     path: str                         # all_test_mode | single_valid | consensus | empty
-    theta: float
+    theta: float                           # the consensus theta (not clipped: copies give just above 1)
     emissions: dict                   # every miner, test-mode miners at 0.0
-    test_mode: list
-    mu: float = 0.0
-    sigma: float = 0.0
-    consensus_achieved: bool = False
-    in_consensus: list = field(default_factory=list)
-    out_of_consensus: list = field(default_factory=list)
-    scores: dict = field(default_factory=dict)
-    entity_weights: dict = field(default_factory=dict)
-    prompt_cosine: dict = field(default_factory=dict)
-    quality: dict = field(default_factory=dict)
-    quality_breakdown: dict = field(default_factory=dict)
-    outlier: dict|None = None
-    cluster: dict|None = None
-    diversity_bonus: dict = field(default_factory=dict)
-    top_bonus: dict = field(default_factory=dict)
-    weighted_score: float|None = None
-    sybil: SybilReport|None = None
-    single_prompt_cosine: float|None = None
+    test_mode: list                        # miners whose answer was a test
+    mu: float = 0.0                        # weighted mean pair cosine of the survivors
+    sigma: float = 0.0                     # its weighted population std
+    consensus_achieved: bool = False       # theta > consensus_threshold
+    in_consensus: list = field(default_factory=list)  # the survivors' ids, response order
+    out_of_consensus: list = field(default_factory=list)  # every other valid miner
+    scores: dict = field(default_factory=dict)  # {miner: 0-1 score}
+    entity_weights: dict = field(default_factory=dict)  # {miner: entity cap in (0, 1]}
+    prompt_cosine: dict = field(default_factory=dict)  # {miner: cosine to the prompt}
+    quality: dict = field(default_factory=dict)  # {miner: gated quality in [0, 1]}
+    quality_breakdown: dict = field(default_factory=dict)  # {miner: Quality}
+    outlier: dict|None = None              # the outlier step's input, decision and kept
+    cluster: dict|None = None              # the dominant cluster's labels and counts
+    diversity_bonus: dict = field(default_factory=dict)  # {survivor: bonus in [0, 0.15]}
+    top_bonus: dict = field(default_factory=dict)  # {'label': miner or None, 'multiplier'}
+    weighted_score: float|None = None      # mean off-diagonal cosine of the survivors
+    sybil: SybilReport|None = None         # the detector's report (None off the consensus path)
+    single_prompt_cosine: float|None = None  # the prompt cosine on the single_valid path
 
     def stored(self):
         "The view `consensus.ConsensusStore.record` takes: theta, consensus, scores, emissions, sybil groups as miner lists."
@@ -88,32 +88,44 @@ class LooshEvaluation:
         return d
 
 # %% ../../nbs/62f_loosh_evaluate.ipynb #978e65c0
-def single_answer(prompt_vec: np.ndarray, vec: np.ndarray, threshold: float = 0.20) -> tuple:
+def single_answer(
+    prompt_vec: np.ndarray,   # (d,) the prompt's embedding
+    vec: np.ndarray,          # (d,) the one answer's
+    threshold: float = 0.20,  # in [-1, 1]: the prompt cosine the answer needs
+) -> tuple:
     """(theta, emission, prompt cosine) of a challenge with one valid answer.
 
     Args:
-        prompt_vec (np.ndarray)
-        vec (np.ndarray)
-        threshold (float, default 0.2)
+        prompt_vec (np.ndarray): (d,) the prompt's embedding
+        vec (np.ndarray): (d,) the one answer's
+        threshold (float, default 0.2): in [-1, 1]: the prompt cosine the answer needs
     """
     c = float(_cos(np.asarray([prompt_vec]), vec.reshape(1, -1))[0][0])
     return (1.0, 1.0, c) if c >= threshold else (0.0, 0.0, c)
 
 def _labelled(miners: list, idx: list) -> list: return [miners[i] for i in idx]
 
-def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_vec: np.ndarray, caps: np.ndarray,
-                  embed, rules: RuleSet) -> dict:
+def consensus_128(
+    prompt: str,             # the challenge's prompt
+    miners: list,            # the n valid miners' ids
+    texts: list,             # their texts
+    E: np.ndarray,           # (n, d) float32 embeddings of texts
+    prompt_vec: np.ndarray,  # (d,) the prompt's
+    caps: np.ndarray,        # (n,) entity caps in (0, 1]
+    embed,                   # list of k texts -> (k, d) float32 rows
+    rules: RuleSet,          # a rule set with quality rules (loosh-1.2.8)
+) -> dict:
     """1.2.8's ConsensusEngine on the valid responses: quality, outliers, cluster, theta, scores (fields of LooshEvaluation).
 
     Args:
-        prompt (str)
-        miners (list)
-        texts (list)
-        E (np.ndarray)
-        prompt_vec (np.ndarray)
-        caps (np.ndarray)
-        embed
-        rules (RuleSet)
+        prompt (str): the challenge's prompt
+        miners (list): the n valid miners' ids
+        texts (list): their texts
+        E (np.ndarray): (n, d) float32 embeddings of texts
+        prompt_vec (np.ndarray): (d,) the prompt's
+        caps (np.ndarray): (n,) entity caps in (0, 1]
+        embed: list of k texts -> (k, d) float32 rows
+        rules (RuleSet): a rule set with quality rules (loosh-1.2.8)
     """
     n, q = len(texts), rules.quality
     quality, breakdown = score_quality(texts, E, prompt, prompt_vec, embed, q)
@@ -148,14 +160,19 @@ def consensus_128(prompt: str, miners: list, texts: list, E: np.ndarray, prompt_
                 "weighted_score": float(np.sum(S * w) / np.sum(w)) if w.sum() > 0 else 0.0}
 
 # %% ../../nbs/62f_loosh_evaluate.ipynb #b5b425a9
-def evaluate_128(prompt: str, responses: list, embed, rules: RuleSet = LOOSH_128) -> LooshEvaluation:
+def evaluate_128(
+    prompt: str,                 # the challenge's prompt
+    responses: list,             # dicts with miner, text, response_time_ms (>= 0), ip?, coldkey?; unique miners
+    embed,                       # list of k texts -> (k, d) float32 rows
+    rules: RuleSet = LOOSH_128,  # the rule set
+) -> LooshEvaluation:
     """1.2.8's evaluation of one challenge: responses are dicts with miner, text, response_time_ms, ip, coldkey.
 
     Args:
-        prompt (str)
-        responses (list)
-        embed
-        rules (RuleSet, default LOOSH_128)
+        prompt (str): the challenge's prompt
+        responses (list): dicts with miner, text, response_time_ms (>= 0), ip?, coldkey?; unique miners
+        embed: list of k texts -> (k, d) float32 rows
+        rules (RuleSet, default LOOSH_128): the rule set
     """
     import sklearn
     # scikit-learn re-validates every argument of its thousands of small calls here; the numbers are the same without
@@ -192,11 +209,13 @@ class ResponseError(ValueError):
     "A response 1.2.8 cannot take."
     code = "response"
 
-def check_response_128(r: dict) -> dict:
+def check_response_128(
+    r: dict,  # one response as received
+) -> dict:
     """`r` if it is a response 1.2.8 can evaluate (text, a finite response time >= 0, string ip / coldkey); ResponseError otherwise.
 
     Args:
-        r (dict)
+        r (dict): one response as received
     """
     if not isinstance(r.get("miner"), (str, int)) or isinstance(r.get("miner"), bool): raise ResponseError("miner must be a string or an integer")
     if not isinstance(r.get("text"), str): raise ResponseError("text must be a string")
@@ -206,15 +225,21 @@ def check_response_128(r: dict) -> dict:
         if r.get(k) is not None and not isinstance(r[k], str): raise ResponseError(f"{k} must be a string")
     return r | {"miner": str(r["miner"])}
 
-def evaluate_responses(responses: list, prompt: str = "", rules: RuleSet|str = "seed", embed=None, **seed_options):
+def evaluate_responses(
+    responses: list,              # dicts with miner, text, response_time_ms; ip and coldkey for 1.2.8's entity caps
+    prompt: str = "",             # the challenge's prompt (1.2.8 scores quality against it)
+    rules: RuleSet|str = "seed",  # a RuleSet, or its name: 'seed' or 'loosh-1.2.8'
+    embed=None,                   # list of k texts -> (k, d) float32 rows; None: the rule set's model
+    **seed_options,               # evaluate_challenge's keywords (config, out_dir, ...), seed rules only
+):
     """One challenge under a rule set: a `consensus.ConsensusResult` (seed) or a `LooshEvaluation` (loosh-1.2.8).
 
     Args:
-        responses (list)
-        prompt (str, default '')
-        rules (RuleSet | str, default 'seed')
-        embed (default None)
-        **seed_options
+        responses (list): dicts with miner, text, response_time_ms; ip and coldkey for 1.2.8's entity caps
+        prompt (str, default ''): the challenge's prompt (1.2.8 scores quality against it)
+        rules (RuleSet | str, default 'seed'): a RuleSet, or its name: 'seed' or 'loosh-1.2.8'
+        embed (default None): list of k texts -> (k, d) float32 rows; None: the rule set's model
+        **seed_options: evaluate_challenge's keywords (config, out_dir, ...), seed rules only
     """
     rules = rule_set(rules) if isinstance(rules, str) else rules
     if rules.name == SEED_RULES.name:

@@ -19,23 +19,30 @@ class VectorTable:
     """Stored embeddings by text, as an embed function.
 
     Args:
-        vectors (dict)
-        model (str, default '')
+        vectors (dict): {text: [d floats]}, every vector of the same length d
+        model (str, default ''): the model that made the vectors ('' when unknown)
     """
-    def __init__(self, vectors: dict, model: str = ""):
+    def __init__(self,
+        vectors: dict,    # {text: [d floats]}, every vector of the same length d
+        model: str = "",  # the model that made the vectors ('' when unknown)
+    ):
         self.vectors = {t: np.asarray(v, dtype=np.float32) for t, v in vectors.items()}
         self.model = model
-    def __call__(self, texts: list) -> np.ndarray:
+    def __call__(self,
+        texts: list,  # n texts, each a key of the table; returns (n, d) float32 rows
+    ) -> np.ndarray:
         for t in texts:
             if t not in self.vectors: raise EmbeddingMissing(f"no vector for the text {t[:60]!r}{'...' if len(t) > 60 else ''}")
         dim = len(next(iter(self.vectors.values()))) if self.vectors else 0
         return np.array([self.vectors[t] for t in texts], dtype=np.float32).reshape(len(texts), dim)
 
-def load_vector_table(path: str) -> VectorTable:
+def load_vector_table(
+    path: str,  # a .json or .json.gz file {'model': str, 'vectors': {text: [floats]}}
+) -> VectorTable:
     """A VectorTable from a JSON(.gz) file {'model', 'vectors': {text: [floats]}}; ValueError naming what is wrong.
 
     Args:
-        path (str)
+        path (str): a .json or .json.gz file {'model': str, 'vectors': {text: [floats]}}
     """
     try:
         with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f: d = json.load(f)
@@ -47,14 +54,18 @@ def load_vector_table(path: str) -> VectorTable:
     try: return VectorTable(d["vectors"], str(d.get("model", "")))
     except (TypeError, ValueError): raise ValueError("every vector must be a list of numbers") from None
 
-def model_embedder(rules: RuleSet, warn=print):
+def model_embedder(
+    rules: RuleSet,  # its model embeds when on disk, else its fallback_model (MiniLM, packaged)
+    warn=None,       # str -> None, told when the model falls back; None: print
+):
     """The embed function of the rule set's model: its weights if on disk, else its fallback model (MiniLM, packaged).
 
     Args:
-        rules (RuleSet)
-        warn (default print)
+        rules (RuleSet): its model embeds when on disk, else its fallback_model (MiniLM, packaged)
+        warn (default None): str -> None, told when the model falls back; None: print
     """
     from coretex.toolkit.embeddings import Embedder
+    warn = warn or print
     if rules.model != MINILM:
         try:
             from huggingface_hub import snapshot_download
@@ -64,13 +75,17 @@ def model_embedder(rules: RuleSet, warn=print):
     return Embedder(rules.fallback_model or rules.model).encode
 
 # %% ../../nbs/62a_loosh_inputs.ipynb #f0aa62e0
-def entity_caps(miners: list, where: dict, rules: RuleSet = LOOSH_128) -> dict:
+def entity_caps(
+    miners: list,                # the miners' ids (str), one per valid response
+    where: dict,                 # {miner: (ip, coldkey)} strings; ip '', '0' or '0.0.0.0' means none
+    rules: RuleSet = LOOSH_128,  # entity_max_votes and entity_min_group come from here
+) -> dict:
     """Per-miner vote weight in (0, 1] from `where` = {miner: (ip, coldkey)}: IP groups first, then coldkey groups.
 
     Args:
-        miners (list)
-        where (dict)
-        rules (RuleSet, default LOOSH_128)
+        miners (list): the miners' ids (str), one per valid response
+        where (dict): {miner: (ip, coldkey)} strings; ip '', '0' or '0.0.0.0' means none
+        rules (RuleSet, default LOOSH_128): entity_max_votes and entity_min_group come from here
     """
     caps, by_ip, by_ck = {m: 1.0 for m in miners}, {}, {}
     for m in miners:

@@ -16,22 +16,29 @@ from .loosh import QualityRules
 # %% ../../nbs/62b_loosh_quality.ipynb #a18617bb
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
-def split_sentences(text: str, min_words: int = 3) -> list:
+def split_sentences(
+    text: str,           # an answer
+    min_words: int = 3,  # >= 1: shorter sentences are dropped
+) -> list:
     """Sentences of at least `min_words` words, split after .!? and white space.
 
     Args:
-        text (str)
-        min_words (int, default 3)
+        text (str): an answer
+        min_words (int, default 3): >= 1: shorter sentences are dropped
     """
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if len(s.split()) >= min_words]
 
-def sigmoid_clamp(x: float, midpoint: float, steepness: float = 8.0) -> float:
+def sigmoid_clamp(
+    x: float,                # a signal in [0, 1]
+    midpoint: float,         # in [0, 1]: x here maps to 0.5
+    steepness: float = 8.0,  # > 0: the logistic's slope
+) -> float:
     """Soft clamp of a [0, 1] signal around `midpoint`.
 
     Args:
-        x (float)
-        midpoint (float)
-        steepness (float, default 8.0)
+        x (float): a signal in [0, 1]
+        midpoint (float): in [0, 1]: x here maps to 0.5
+        steepness (float, default 8.0): > 0: the logistic's slope
     """
     return 1.0 / (1.0 + math.exp(-steepness * (x - midpoint)))
 
@@ -40,11 +47,13 @@ _CLAUSE = re.compile(r"(?:,\s*(?:which|who|that|where|when|while|although|becaus
                      r"unless|whereas|though|even though|after|before|until|once)\b)|"
                      r"(?:\b(?:which|who|that)\b\s+(?:\w+\s+){0,3}(?:is|are|was|were|has|have|had)\b)", re.IGNORECASE)
 
-def prompt_parts(prompt: str) -> list:
+def prompt_parts(
+    prompt: str,  # the challenge's prompt; returns its parts, [] when empty
+) -> list:
     """The semantic parts of a prompt that coverage checks.
 
     Args:
-        prompt (str)
+        prompt (str): the challenge's prompt; returns its parts, [] when empty
     """
     long = lambda parts: [p.strip() for p in parts if p.strip() and len(p.split()) >= 3]
     questions = [q.strip() + "?" for q in prompt.split("?") if q.strip()]
@@ -74,31 +83,40 @@ def _cos(a: np.ndarray, b: np.ndarray|None = None) -> np.ndarray:
     B = A if b is None else _unit_rows(np.asarray(b, dtype=dtype))
     return A @ B.T
 
-def sentence_relevance(prompt_vec: np.ndarray, sentence_vecs: np.ndarray) -> float:
+def sentence_relevance(
+    prompt_vec: np.ndarray,     # (d,) the prompt's embedding
+    sentence_vecs: np.ndarray,  # (s, d) the answer's sentence embeddings, s >= 1
+) -> float:
     """Mean prompt cosine of the best half (at least one) of an answer's sentences.
 
     Args:
-        prompt_vec (np.ndarray)
-        sentence_vecs (np.ndarray)
+        prompt_vec (np.ndarray): (d,) the prompt's embedding
+        sentence_vecs (np.ndarray): (s, d) the answer's sentence embeddings, s >= 1
     """
     sims = _cos(prompt_vec.reshape(1, -1), sentence_vecs)[0]
     return float(np.mean(np.sort(sims)[-max(1, len(sims) // 2):]))
 
-def coverage(answer_vecs: np.ndarray, part_vecs: np.ndarray, threshold: float = 0.45) -> float:
+def coverage(
+    answer_vecs: np.ndarray,  # (k, d) the answer's embedding, then its sentences'
+    part_vecs: np.ndarray,    # (p, d) the prompt parts' embeddings, p >= 1
+    threshold: float = 0.45,  # in [-1, 1]: a part is covered at this cosine
+) -> float:
     """Share of prompt parts whose best cosine to any of `answer_vecs` (the answer, then its sentences) reaches threshold.
 
     Args:
-        answer_vecs (np.ndarray)
-        part_vecs (np.ndarray)
-        threshold (float, default 0.45)
+        answer_vecs (np.ndarray): (k, d) the answer's embedding, then its sentences'
+        part_vecs (np.ndarray): (p, d) the prompt parts' embeddings, p >= 1
+        threshold (float, default 0.45): in [-1, 1]: a part is covered at this cosine
     """
     return float(int(np.sum(_cos(part_vecs, answer_vecs).max(axis=1) >= threshold)) / len(part_vecs))
 
-def heuristic_coherence(text: str) -> float:
+def heuristic_coherence(
+    text: str,  # an answer of fewer than two sentences
+) -> float:
     """1.2.8's coherence for answers of fewer than two sentences: sentence length and count.
 
     Args:
-        text (str)
+        text (str): an answer of fewer than two sentences
     """
     sents = [s.strip() for s in re.split(r"[.!?]+", text) if s.strip()]
     if not sents: return 0.0
@@ -106,12 +124,15 @@ def heuristic_coherence(text: str) -> float:
     score = 0.5 + (0.3 if 5 <= mean_len <= 30 else -0.2 if mean_len < 3 else 0.0) + (0.2 if len(sents) > 1 else 0.0)
     return max(0.0, min(1.0, score))
 
-def chain_coherence(sentence_vecs: np.ndarray, q: QualityRules) -> float:
+def chain_coherence(
+    sentence_vecs: np.ndarray,  # (s, d) the answer's sentence embeddings, s >= 2
+    q: QualityRules,            # local_weight, global_weight and break_threshold come from here
+) -> float:
     """Local (adjacent) and global (centroid) sentence coherence, penalised for topic breaks.
 
     Args:
-        sentence_vecs (np.ndarray)
-        q (QualityRules)
+        sentence_vecs (np.ndarray): (s, d) the answer's sentence embeddings, s >= 2
+        q (QualityRules): local_weight, global_weight and break_threshold come from here
     """
     local = [float(_cos(sentence_vecs[i:i + 1], sentence_vecs[i + 1:i + 2])[0, 0]) for i in range(len(sentence_vecs) - 1)]
     centroid = np.mean(sentence_vecs, axis=0, keepdims=True)
@@ -131,16 +152,23 @@ _MARKERS = sorted({"because", "since", "therefore", "thus", "hence", "consequent
                    "subsequently", "lastly"}, key=len, reverse=True)
 _MARKER_RE = re.compile(r"\b(?:" + "|".join(re.escape(m) for m in _MARKERS) + r")\b", re.IGNORECASE)
 
-def complexity(text: str, sentences: list, sentence_vecs: np.ndarray|None, relevance: float, coherence: float, q: QualityRules) -> float:
+def complexity(
+    text: str,                       # the answer
+    sentences: list,                 # its sentences, as split_sentences gives them
+    sentence_vecs: np.ndarray|None,  # (len(sentences), d) their embeddings; None without sentences
+    relevance: float,                # in [0, 1]: the answer's relevance (gates complexity)
+    coherence: float,                # in [0, 1]: the answer's coherence (gates complexity)
+    q: QualityRules,                 # the gates, step and novelty numbers come from here
+) -> float:
     """Reasoning complexity from semantic steps and novelty, gated by relevance and coherence.
 
     Args:
-        text (str)
-        sentences (list)
-        sentence_vecs (np.ndarray | None)
-        relevance (float)
-        coherence (float)
-        q (QualityRules)
+        text (str): the answer
+        sentences (list): its sentences, as split_sentences gives them
+        sentence_vecs (np.ndarray | None): (len(sentences), d) their embeddings; None without sentences
+        relevance (float): in [0, 1]: the answer's relevance (gates complexity)
+        coherence (float): in [0, 1]: the answer's coherence (gates complexity)
+        q (QualityRules): the gates, step and novelty numbers come from here
     """
     if relevance < q.complexity_relevance_gate or coherence < q.complexity_coherence_gate: return 0.0
     if len(sentences) < 2:
@@ -160,20 +188,24 @@ _FILLER = {"the", "a", "an", "and", "or", "but", "in", "on", "at", "to", "for", 
            "only", "own", "other", "than", "then", "them", "there", "various", "important", "significant", "relevant",
            "considerations", "aspects", "factors", "elements", "components", "matters", "issues"}
 
-def density(text: str) -> float:
+def density(
+    text: str,  # an answer; returns a share in [0, 1]
+) -> float:
     """Share of words longer than three letters that are not filler.
 
     Args:
-        text (str)
+        text (str): an answer; returns a share in [0, 1]
     """
     words = text.lower().split()
     return len([w for w in words if len(w) > 3 and w not in _FILLER]) / len(words) if words else 0.0
 
-def specificity(text: str) -> float:
+def specificity(
+    text: str,  # an answer; returns a score in [0, 1]
+) -> float:
     """Numbers, mid-sentence capitals, long words and colons/semicolons, in [0, 1].
 
     Args:
-        text (str)
+        text (str): an answer; returns a score in [0, 1]
     """
     capitals = sum(1 for s in re.split(r"[.!?]+", text) for w in s.split()[1:] if w and w[0].isupper())
     words = text.split()
@@ -187,34 +219,41 @@ class Quality:
     """One response's quality signals and composite (before the prompt-relevance gate).
 
     Attributes:
-        relevance (float)
-        coherence (float)
-        coverage (float)
-        complexity (float)
-        density (float)
-        specificity (float)
-        composite (float)
+        relevance (float): in [0, 1]: prompt cosine of answer, best sentences and coverage, blended
+        coherence (float): in [0, 1]: how the sentences hang together
+        coverage (float): in [0, 1]: share of the prompt's parts the answer covers
+        complexity (float): in [0, 1]: reasoning steps and novelty (0 below the gates)
+        density (float): in [0, 1]: share of content words
+        specificity (float): in [0, 1]: numbers, names, long words, colons
+        composite (float): in [0, 1]: the weighted sigmoids, clipped
     """
-    relevance: float
-    coherence: float
-    coverage: float
-    complexity: float
-    density: float
-    specificity: float
-    composite: float
+    relevance: float                       # in [0, 1]: prompt cosine of answer, best sentences and coverage, blended
+    coherence: float                       # in [0, 1]: how the sentences hang together
+    coverage: float                        # in [0, 1]: share of the prompt's parts the answer covers
+    complexity: float                      # in [0, 1]: reasoning steps and novelty (0 below the gates)
+    density: float                         # in [0, 1]: share of content words
+    specificity: float                     # in [0, 1]: numbers, names, long words, colons
+    composite: float                       # in [0, 1]: the weighted sigmoids, clipped
 
-def response_quality(text: str, vec: np.ndarray, sentences: list, sentence_vecs: np.ndarray|None,
-                     prompt_vec: np.ndarray, part_vecs: np.ndarray|None, q: QualityRules) -> Quality:
+def response_quality(
+    text: str,                       # the answer
+    vec: np.ndarray,                 # (d,) its embedding
+    sentences: list,                 # its sentences, as split_sentences gives them
+    sentence_vecs: np.ndarray|None,  # (len(sentences), d) their embeddings; None without sentences
+    prompt_vec: np.ndarray,          # (d,) the prompt's embedding
+    part_vecs: np.ndarray|None,      # (p, d) the prompt parts' embeddings; None without parts
+    q: QualityRules,                 # the scorer's numbers
+) -> Quality:
     """1.2.8's quality signals and composite for one response.
 
     Args:
-        text (str)
-        vec (np.ndarray)
-        sentences (list)
-        sentence_vecs (np.ndarray | None)
-        prompt_vec (np.ndarray)
-        part_vecs (np.ndarray | None)
-        q (QualityRules)
+        text (str): the answer
+        vec (np.ndarray): (d,) its embedding
+        sentences (list): its sentences, as split_sentences gives them
+        sentence_vecs (np.ndarray | None): (len(sentences), d) their embeddings; None without sentences
+        prompt_vec (np.ndarray): (d,) the prompt's embedding
+        part_vecs (np.ndarray | None): (p, d) the prompt parts' embeddings; None without parts
+        q (QualityRules): the scorer's numbers
     """
     full = float(_cos(prompt_vec.reshape(1, -1), vec.reshape(1, -1))[0, 0])
     several = sentence_vecs is not None and len(sentences) >= 2
@@ -229,25 +268,35 @@ def response_quality(text: str, vec: np.ndarray, sentences: list, sentence_vecs:
                  + q.w_density * sigmoid_clamp(den, 0.40) + q.w_specificity * sigmoid_clamp(spec, 0.30))
     return Quality(rel, coh, cov, cx, den, spec, float(np.clip(composite, 0.0, 1.0)))
 
-def prompt_cosines(prompt_vec: np.ndarray, E: np.ndarray) -> np.ndarray:
+def prompt_cosines(
+    prompt_vec: np.ndarray,  # (d,) the prompt's embedding
+    E: np.ndarray,           # (n, d) float32 rows, one per response; returns (n,)
+) -> np.ndarray:
     """Cosine of each response to the prompt (float32, as 1.2.8's gate sees it).
 
     Args:
-        prompt_vec (np.ndarray)
-        E (np.ndarray)
+        prompt_vec (np.ndarray): (d,) the prompt's embedding
+        E (np.ndarray): (n, d) float32 rows, one per response; returns (n,)
     """
     return _cos(np.asarray([prompt_vec]), E)[0]
 
-def score_quality(texts: list, E: np.ndarray, prompt: str, prompt_vec: np.ndarray, embed, q: QualityRules) -> tuple:
+def score_quality(
+    texts: list,             # the n valid answers
+    E: np.ndarray,           # (n, d) float32 embeddings of texts
+    prompt: str,             # the challenge's prompt
+    prompt_vec: np.ndarray,  # (d,) its embedding
+    embed,                   # list of k texts -> (k, d) float32 rows (sentences and prompt parts)
+    q: QualityRules,         # the scorer's numbers
+) -> tuple:
     """(gated quality array, [Quality]) for responses `texts` with embeddings E; sentences embedded in one batch.
 
     Args:
-        texts (list)
-        E (np.ndarray)
-        prompt (str)
-        prompt_vec (np.ndarray)
-        embed
-        q (QualityRules)
+        texts (list): the n valid answers
+        E (np.ndarray): (n, d) float32 embeddings of texts
+        prompt (str): the challenge's prompt
+        prompt_vec (np.ndarray): (d,) its embedding
+        embed: list of k texts -> (k, d) float32 rows (sentences and prompt parts)
+        q (QualityRules): the scorer's numbers
     """
     parts = prompt_parts(prompt)
     part_vecs = np.asarray(embed(parts)) if parts else None

@@ -12,13 +12,17 @@ from .loosh import LOOSH_128, RuleSet
 from .loosh_quality import _cos
 
 # %% ../../nbs/62d_loosh_scores.ipynb #27d5bb79
-def diversity_bonus(S: np.ndarray, quality: np.ndarray, rules: RuleSet = LOOSH_128) -> list:
+def diversity_bonus(
+    S: np.ndarray,               # (n, n) cosine matrix of the survivors
+    quality: np.ndarray,         # (n,) their quality in [0, 1]
+    rules: RuleSet = LOOSH_128,  # diversity_quality and max_diversity_bonus come from here
+) -> list:
     """Bonus of each survivor (rows of the survivors' matrix S) for being a good answer unlike the others.
 
     Args:
-        S (np.ndarray)
-        quality (np.ndarray)
-        rules (RuleSet, default LOOSH_128)
+        S (np.ndarray): (n, n) cosine matrix of the survivors
+        quality (np.ndarray): (n,) their quality in [0, 1]
+        rules (RuleSet, default LOOSH_128): diversity_quality and max_diversity_bonus come from here
     """
     if len(S) < 2: return [0.0] * len(S)
     out = []
@@ -29,14 +33,19 @@ def diversity_bonus(S: np.ndarray, quality: np.ndarray, rules: RuleSet = LOOSH_1
                    if q > rules.diversity_quality else 0.0)
     return out
 
-def survivor_scores(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, bonus: list) -> list:
+def survivor_scores(
+    S: np.ndarray,        # (n, n) cosine matrix of the survivors
+    quality: np.ndarray,  # (n,) their quality in [0, 1]
+    caps: np.ndarray,     # (n,) their entity caps in (0, 1]
+    bonus: list,          # n diversity bonuses, as diversity_bonus gives them
+) -> list:
     """0-1 scores of the survivors: peer alignment, quality, confidence (1.0), membership and diversity, times the cap.
 
     Args:
-        S (np.ndarray)
-        quality (np.ndarray)
-        caps (np.ndarray)
-        bonus (list)
+        S (np.ndarray): (n, n) cosine matrix of the survivors
+        quality (np.ndarray): (n,) their quality in [0, 1]
+        caps (np.ndarray): (n,) their entity caps in (0, 1]
+        bonus (list): n diversity bonuses, as diversity_bonus gives them
     """
     out = []
     for i in range(len(S)):
@@ -46,27 +55,36 @@ def survivor_scores(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, bonus:
         out.append(float((align * 0.40 + quality[i] * 0.25 + 1.0 * 0.15 + 0.10 + bonus[i]) * float(caps[i])))
     return out
 
-def outsider_score(vec: np.ndarray, survivors_E: np.ndarray, words: int, most_words: int, cap: float) -> float:
+def outsider_score(
+    vec: np.ndarray,          # (d,) the embedding of a valid response that did not survive
+    survivors_E: np.ndarray,  # (m, d) the survivors' embeddings, m >= 1
+    words: int,               # its word count
+    most_words: int,          # the largest word count among all valid responses
+    cap: float,               # in (0, 1]: its entity cap
+) -> float:
     """0-1 score of a valid response that did not survive the filters.
 
     Args:
-        vec (np.ndarray)
-        survivors_E (np.ndarray)
-        words (int)
-        most_words (int)
-        cap (float)
+        vec (np.ndarray): (d,) the embedding of a valid response that did not survive
+        survivors_E (np.ndarray): (m, d) the survivors' embeddings, m >= 1
+        words (int): its word count
+        most_words (int): the largest word count among all valid responses
+        cap (float): in (0, 1]: its entity cap
     """
     align = np.mean(_cos(vec.reshape(1, -1), survivors_E)[0])
     confidence = np.float64(1.0) * 0.15        # 1.2.8's confidences are a float64 array of ones; float32 + float64 -> float64 here
     return float((align * 0.30 + (words / most_words * 0.25 if most_words > 0 else 0.0) + confidence) * cap)
 
 # %% ../../nbs/62d_loosh_scores.ipynb #3b049479
-def top_bonus(scores: dict, rules: RuleSet = LOOSH_128) -> tuple:
+def top_bonus(
+    scores: dict,                # {miner: 0-1 score}, every valid miner, in response order
+    rules: RuleSet = LOOSH_128,  # bonus_max, bonus_scale and bonus_cap come from here
+) -> tuple:
     """(top-scoring miner or None, multiplier) from scores in insertion order (the first on ties).
 
     Args:
-        scores (dict)
-        rules (RuleSet, default LOOSH_128)
+        scores (dict): {miner: 0-1 score}, every valid miner, in response order
+        rules (RuleSet, default LOOSH_128): bonus_max, bonus_scale and bonus_cap come from here
     """
     if len(scores) < 2: return None, 1.0
     ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
@@ -74,18 +92,25 @@ def top_bonus(scores: dict, rules: RuleSet = LOOSH_128) -> tuple:
     if lead <= 0: return ranked[0][0], 1.0
     return ranked[0][0], min(1.0 + rules.bonus_max * math.tanh(lead * rules.bonus_scale), rules.bonus_cap)
 
-def emissions_128(miners: list, times: list, theta: float, members: set, top: str|None, multiplier: float,
-                  rules: RuleSet = LOOSH_128) -> dict:
+def emissions_128(
+    miners: list,                # the valid miners, in response order
+    times: list,                 # their response times in ms, >= 0, not all 0
+    theta: float,                # the challenge's theta
+    members: set,                # the miners in consensus
+    top: str|None,               # the top scorer (top_bonus), None for no bonus
+    multiplier: float,           # >= 1: the top scorer's bonus multiplier
+    rules: RuleSet = LOOSH_128,  # consensus_multiplier comes from here
+) -> dict:
     """1.2.8's emissions: speed share x theta, x the consensus multiplier for members, x the bonus for the top scorer.
 
     Args:
-        miners (list)
-        times (list)
-        theta (float)
-        members (set)
-        top (str | None)
-        multiplier (float)
-        rules (RuleSet, default LOOSH_128)
+        miners (list): the valid miners, in response order
+        times (list): their response times in ms, >= 0, not all 0
+        theta (float): the challenge's theta
+        members (set): the miners in consensus
+        top (str | None): the top scorer (top_bonus), None for no bonus
+        multiplier (float): >= 1: the top scorer's bonus multiplier
+        rules (RuleSet, default LOOSH_128): consensus_multiplier comes from here
     """
     total = sum(times)
     out = {}

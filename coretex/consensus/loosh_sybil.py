@@ -16,32 +16,41 @@ from .loosh import SybilRules, SYBIL_128
 from .loosh_quality import split_sentences, _cos
 
 # %% ../../nbs/62e_loosh_sybil.ipynb #9b346807
-def length_gate(texts: list, min_length: int = 50) -> np.ndarray:
+def length_gate(
+    texts: list,           # the n valid responses' raw texts
+    min_length: int = 50,  # >= 0: characters a response needs
+) -> np.ndarray:
     """Which responses are long enough to be compared for sybil patterns.
 
     Args:
-        texts (list)
-        min_length (int, default 50)
+        texts (list): the n valid responses' raw texts
+        min_length (int, default 50): >= 0: characters a response needs
     """
     return np.array([len(t) >= min_length for t in texts], dtype=bool)
 
 # %% ../../nbs/62e_loosh_sybil.ipynb #849fc666
-def gated_pairs(S: np.ndarray, gate: np.ndarray) -> list:
+def gated_pairs(
+    S: np.ndarray,     # (n, n) cosine matrix of the responses
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+) -> list:
     """Upper-triangle cosines (as Python floats) between responses that pass the length gate, in row order.
 
     Args:
-        S (np.ndarray)
-        gate (np.ndarray)
+        S (np.ndarray): (n, n) cosine matrix of the responses
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
     """
     ok = np.where(gate)[0]
     return [float(S[ok[a], ok[b]]) for a in range(len(ok)) for b in range(a + 1, len(ok))]
 
-def adaptive_thresholds(sims: list, rules) -> tuple:
+def adaptive_thresholds(
+    sims: list,  # the gated pairs' cosines (gated_pairs)
+    rules,       # SybilRules: the floors and percentiles come from here
+) -> tuple:
     """(high, very high) sybil thresholds from the gated pair cosines `sims`.
 
     Args:
-        sims (list)
-        rules
+        sims (list): the gated pairs' cosines (gated_pairs)
+        rules: SybilRules: the floors and percentiles come from here
     """
     if len(sims) < 3: return rules.min_high, rules.min_very_high
     arr = np.array(sims)
@@ -55,24 +64,29 @@ class SybilPair:
     """Two miners whose responses look copied, the similarity that flagged them and the view that saw it.
 
     Attributes:
-        a (str)
-        b (str)
-        score (float)
+        a (str): one miner's id
+        b (str): the other's
+        score (float): in [-1, 1]: the view's similarity that flagged them
         method (str): semantic | fusion | trajectory
     """
-    a: str
-    b: str
-    score: float
+    a: str                                 # one miner's id
+    b: str                                 # the other's
+    score: float                           # in [-1, 1]: the view's similarity that flagged them
     method: str            # semantic | fusion | trajectory
 
-def semantic_pairs(S: np.ndarray, miners: list, gate: np.ndarray, threshold: float) -> list:
+def semantic_pairs(
+    S: np.ndarray,     # (n, n) cosine matrix of the responses
+    miners: list,      # their n miner ids
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+    threshold: float,  # in [-1, 1]: the adaptive high threshold
+) -> list:
     """Gated pairs with cosine >= threshold, highest first.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        gate (np.ndarray)
-        threshold (float)
+        S (np.ndarray): (n, n) cosine matrix of the responses
+        miners (list): their n miner ids
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
+        threshold (float): in [-1, 1]: the adaptive high threshold
     """
     n = len(miners)
     pairs = [SybilPair(miners[i], miners[j], float(S[i, j]), "semantic")
@@ -80,11 +94,13 @@ def semantic_pairs(S: np.ndarray, miners: list, gate: np.ndarray, threshold: flo
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
 # %% ../../nbs/62e_loosh_sybil.ipynb #ca63f0bf
-def shape_features(text: str) -> np.ndarray:
+def shape_features(
+    text: str,  # an answer; returns (7,) float32
+) -> np.ndarray:
     """The seven answer-shape features 1.2.8's structural view compares (float32).
 
     Args:
-        text (str)
+        text (str): an answer; returns (7,) float32
     """
     sentences = [s.strip() for s in re.split(r"[.!?]+", text) if s.strip()]
     paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
@@ -92,21 +108,25 @@ def shape_features(text: str) -> np.ndarray:
     return np.array([len(text) / 10000.0, len(sentences) / 50.0, bool(re.search(r"(?:^|\n)\s*\d+[.)]\s", text)),
                      bool(re.search(r"(?:^|\n)\s*[-•*]\s", text)), "```" in text, len(paragraphs) / 20.0, mean_words], dtype=np.float32)
 
-def shape_similarity(texts: list) -> np.ndarray:
+def shape_similarity(
+    texts: list,  # n answers; returns (n, n)
+) -> np.ndarray:
     """Cosine of the answer-shape features between every two responses.
 
     Args:
-        texts (list)
+        texts (list): n answers; returns (n, n)
     """
     F = np.stack([shape_features(t) for t in texts])
     F = F / np.maximum(np.linalg.norm(F, axis=1, keepdims=True), 1e-9)
     return F @ F.T
 
-def tfidf_similarity(texts: list) -> np.ndarray|None:
+def tfidf_similarity(
+    texts: list,  # n answers, n >= 1; returns (n, n) float32
+) -> np.ndarray|None:
     """TF-IDF cosine between every two responses, or None when no vocabulary survives the stop words.
 
     Args:
-        texts (list)
+        texts (list): n answers, n >= 1; returns (n, n) float32
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.metrics.pairwise import cosine_similarity
@@ -114,15 +134,21 @@ def tfidf_similarity(texts: list) -> np.ndarray|None:
     except ValueError: return None
     return cosine_similarity(X).astype(np.float32)
 
-def fusion_pairs(S: np.ndarray, texts: list, miners: list, gate: np.ndarray, rules) -> list:
+def fusion_pairs(
+    S: np.ndarray,     # (n, n) embedding cosine matrix
+    texts: list,       # the n responses' texts
+    miners: list,      # their n miner ids
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+    rules,             # SybilRules: the three views' thresholds come from here
+) -> list:
     """Gated pairs where at least two of the semantic, lexical and shape views fire, highest first.
 
     Args:
-        S (np.ndarray)
-        texts (list)
-        miners (list)
-        gate (np.ndarray)
-        rules
+        S (np.ndarray): (n, n) embedding cosine matrix
+        texts (list): the n responses' texts
+        miners (list): their n miner ids
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
+        rules: SybilRules: the three views' thresholds come from here
     """
     n = len(texts)
     L = tfidf_similarity(texts) if n >= 2 else None
@@ -137,26 +163,35 @@ def fusion_pairs(S: np.ndarray, texts: list, miners: list, gate: np.ndarray, rul
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
 # %% ../../nbs/62e_loosh_sybil.ipynb #bedd3840
-def fingerprint(sentence_vectors: np.ndarray, k: int) -> np.ndarray:
+def fingerprint(
+    sentence_vectors: np.ndarray,  # (s, d) one response's sentence embeddings, s >= k
+    k: int,                        # >= 2: centroids; returns (k, d) sorted by norm
+) -> np.ndarray:
     """KMeans centroids of a response's sentence embeddings, ordered by norm.
 
     Args:
-        sentence_vectors (np.ndarray)
-        k (int)
+        sentence_vectors (np.ndarray): (s, d) one response's sentence embeddings, s >= k
+        k (int): >= 2: centroids; returns (k, d) sorted by norm
     """
     from sklearn.cluster import KMeans
     centroids = KMeans(n_clusters=k, n_init=3, random_state=42).fit(sentence_vectors).cluster_centers_
     return centroids[np.argsort(np.linalg.norm(centroids, axis=1))]
 
-def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) -> list:
+def trajectory_pairs(
+    texts: list,       # the n responses' texts
+    miners: list,      # their n miner ids
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+    embed,             # list of k sentences -> (k, d) float32 rows
+    rules,             # SybilRules: trajectory_clusters and trajectory_threshold come from here
+) -> list:
     """Pairs whose sentence-trajectory fingerprints agree (mean centroid cosine >= threshold), highest first.
 
     Args:
-        texts (list)
-        miners (list)
-        gate (np.ndarray)
-        embed
-        rules
+        texts (list): the n responses' texts
+        miners (list): their n miner ids
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
+        embed: list of k sentences -> (k, d) float32 rows
+        rules: SybilRules: trajectory_clusters and trajectory_threshold come from here
     """
     k = max(2, min(rules.trajectory_clusters, 10))
     prints = []
@@ -172,11 +207,13 @@ def trajectory_pairs(texts: list, miners: list, gate: np.ndarray, embed, rules) 
     return sorted(pairs, key=lambda p: p.score, reverse=True)
 
 # %% ../../nbs/62e_loosh_sybil.ipynb #101ae2ea
-def deduplicate_pairs(pairs: list) -> list:
+def deduplicate_pairs(
+    pairs: list,  # SybilPair records of every view, in any order
+) -> list:
     """One pair per two miners, the highest score kept (first seen on ties), highest first.
 
     Args:
-        pairs (list)
+        pairs (list): SybilPair records of every view, in any order
     """
     best = {}
     for p in pairs:
@@ -190,24 +227,29 @@ class SybilGroup:
     """Miners whose responses are all pairwise near-identical, with the mean, lowest and highest internal cosine.
 
     Attributes:
-        members (tuple)
-        avg (float)
-        min (float)
-        max (float)
+        members (tuple): the miners' ids, in response order
+        avg (float): mean pairwise cosine inside
+        min (float): lowest pairwise cosine inside
+        max (float): highest pairwise cosine inside
     """
-    members: tuple
-    avg: float
-    min: float
-    max: float
+    members: tuple                         # the miners' ids, in response order
+    avg: float                             # mean pairwise cosine inside
+    min: float                             # lowest pairwise cosine inside
+    max: float                             # highest pairwise cosine inside
 
-def prune_group(component: list, S: np.ndarray, min_internal: float, min_size: int = 2) -> list:
+def prune_group(
+    component: list,      # indices into S of one connected component
+    S: np.ndarray,        # (n, n) cosine matrix
+    min_internal: float,  # in [-1, 1]: every pair kept is at least this similar
+    min_size: int = 2,    # >= 2: pruning stops below this many
+) -> list:
     """Drop the weakest-linked member until every pair inside is >= min_internal (or too few remain).
 
     Args:
-        component (list)
-        S (np.ndarray)
-        min_internal (float)
-        min_size (int, default 2)
+        component (list): indices into S of one connected component
+        S (np.ndarray): (n, n) cosine matrix
+        min_internal (float): in [-1, 1]: every pair kept is at least this similar
+        min_size (int, default 2): >= 2: pruning stops below this many
     """
     rest = list(component)
     while len(rest) >= min_size:
@@ -219,13 +261,17 @@ def prune_group(component: list, S: np.ndarray, min_internal: float, min_size: i
         rest.remove(worst)
     return rest
 
-def components(S: np.ndarray, gate: np.ndarray, threshold: float) -> list:
+def components(
+    S: np.ndarray,     # (n, n) cosine matrix
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+    threshold: float,  # in [-1, 1]: cosine that links two responses
+) -> list:
     """Connected components (breadth first, in index order) of gated responses linked by cosine >= threshold.
 
     Args:
-        S (np.ndarray)
-        gate (np.ndarray)
-        threshold (float)
+        S (np.ndarray): (n, n) cosine matrix
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
+        threshold (float): in [-1, 1]: cosine that links two responses
     """
     n, seen, out = len(S), set(), []
     near = {i: [j for j in range(n) if j != i and gate[i] and gate[j] and S[min(i, j), max(i, j)] >= threshold] for i in range(n)}
@@ -240,15 +286,21 @@ def components(S: np.ndarray, gate: np.ndarray, threshold: float) -> list:
         out.append(comp)
     return out
 
-def sybil_groups_128(S: np.ndarray, miners: list, gate: np.ndarray, threshold: float, rules) -> list:
+def sybil_groups_128(
+    S: np.ndarray,     # (n, n) cosine matrix
+    miners: list,      # the n miner ids
+    gate: np.ndarray,  # (n,) bool: which responses pass the length gate
+    threshold: float,  # in [-1, 1]: the adaptive high threshold
+    rules,             # SybilRules: min_group_size and min_internal come from here
+) -> list:
     """1.2.8's strict sybil groups, highest mean internal cosine first.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        gate (np.ndarray)
-        threshold (float)
-        rules
+        S (np.ndarray): (n, n) cosine matrix
+        miners (list): the n miner ids
+        gate (np.ndarray): (n,) bool: which responses pass the length gate
+        threshold (float): in [-1, 1]: the adaptive high threshold
+        rules: SybilRules: min_group_size and min_internal come from here
     """
     groups = []
     for comp in components(S, gate, threshold):
@@ -265,38 +317,46 @@ class SybilReport:
     """Everything 1.2.8's sybil detector decides for one set of responses.
 
     Attributes:
-        high_threshold (float)
-        very_high_threshold (float)
-        length_gated_out (int)
+        high_threshold (float): in [0, 1]: the adaptive line pairs and groups use
+        very_high_threshold (float): in [0, 1]: the severity line (reported only)
+        length_gated_out (int): >= 0: responses too short to compare
         pairs (tuple): SybilPair, highest first
         groups (tuple): SybilGroup, highest mean first
     """
-    high_threshold: float
-    very_high_threshold: float
-    length_gated_out: int
+    high_threshold: float                  # in [0, 1]: the adaptive line pairs and groups use
+    very_high_threshold: float             # in [0, 1]: the severity line (reported only)
+    length_gated_out: int                  # >= 0: responses too short to compare
     pairs: tuple          # SybilPair, highest first
     groups: tuple         # SybilGroup, highest mean first
 
     @property
     def detection_method(self) -> str: return "+".join(sorted({p.method for p in self.pairs})) or "semantic"
 
-def similarity_matrix(E: np.ndarray) -> np.ndarray:
+def similarity_matrix(
+    E: np.ndarray,  # (n, d) embeddings; returns (n, n) in E's dtype
+) -> np.ndarray:
     """Cosine similarity of the embeddings' rows, as 1.2.8 computes it (scikit-learn's, in the embeddings' dtype).
 
     Args:
-        E (np.ndarray)
+        E (np.ndarray): (n, d) embeddings; returns (n, n) in E's dtype
     """
     return _cos(E)
 
-def detect_sybil_128(S: np.ndarray, texts: list, miners: list, embed, rules: SybilRules = SYBIL_128) -> SybilReport:
+def detect_sybil_128(
+    S: np.ndarray,                  # (n, n) cosine matrix of the valid responses (similarity_matrix)
+    texts: list,                    # their n texts
+    miners: list,                   # their n miner ids
+    embed,                          # list of k texts -> (k, d) float32 rows; None: no trajectory view
+    rules: SybilRules = SYBIL_128,  # the detector's numbers
+) -> SybilReport:
     """1.2.8's sybil detection over responses `texts` of `miners` whose similarity matrix is S.
 
     Args:
-        S (np.ndarray)
-        texts (list)
-        miners (list)
-        embed
-        rules (SybilRules, default SYBIL_128)
+        S (np.ndarray): (n, n) cosine matrix of the valid responses (similarity_matrix)
+        texts (list): their n texts
+        miners (list): their n miner ids
+        embed: list of k texts -> (k, d) float32 rows; None: no trajectory view
+        rules (SybilRules, default SYBIL_128): the detector's numbers
     """
     gate = length_gate(texts, rules.min_response_length)
     high, very = adaptive_thresholds(gated_pairs(S, gate), rules)
@@ -316,13 +376,17 @@ class SybilFindings:
     pairs: list          # [(miner, miner)]
     groups: list         # [[miner, ...]]
 
-def sybil_findings_128(texts: list, miners: list, embed) -> SybilFindings:
+def sybil_findings_128(
+    texts: list,   # n responses' texts
+    miners: list,  # their n miner ids
+    embed,         # list of k texts -> (k, d) float32 rows
+) -> SybilFindings:
     """1.2.8's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`.
 
     Args:
-        texts (list)
-        miners (list)
-        embed
+        texts (list): n responses' texts
+        miners (list): their n miner ids
+        embed: list of k texts -> (k, d) float32 rows
     """
     S = similarity_matrix(np.asarray(embed(list(texts)), dtype=np.float32))
     r = detect_sybil_128(S, list(texts), list(miners), embed)

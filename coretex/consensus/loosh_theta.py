@@ -10,13 +10,17 @@ import numpy as np
 from .loosh import LOOSH_128, RuleSet
 
 # %% ../../nbs/62c_loosh_theta.ipynb #d3d0a47a
-def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> tuple:
+def smart_outliers(
+    E: np.ndarray,        # (n, d) embeddings of the responses left after the quality filter
+    quality: np.ndarray,  # (n,) their gated quality in [0, 1]
+    delta: float = 0.15,  # in [0, 1]: outliers stay when their mean quality beats the inliers' by more
+) -> tuple:
     """(indices kept, LOF outlier flags, decision) of 1.2.8's quality-aware outlier step over rows of E.
 
     Args:
-        E (np.ndarray)
-        quality (np.ndarray)
-        delta (float, default 0.15)
+        E (np.ndarray): (n, d) embeddings of the responses left after the quality filter
+        quality (np.ndarray): (n,) their gated quality in [0, 1]
+        delta (float, default 0.15): in [0, 1]: outliers stay when their mean quality beats the inliers' by more
     """
     import warnings
     from sklearn.neighbors import LocalOutlierFactor
@@ -31,13 +35,17 @@ def smart_outliers(E: np.ndarray, quality: np.ndarray, delta: float = 0.15) -> t
     return [i for i in range(n) if keep[i]], out, "kept_outliers" if gap > delta else "removed_outliers"
 
 # %% ../../nbs/62c_loosh_theta.ipynb #37010826
-def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) -> tuple:
+def dominant_cluster(
+    S: np.ndarray,           # (n, n) cosine matrix of the remaining responses
+    caps: np.ndarray,        # (n,) their entity caps in (0, 1]
+    threshold: float = 0.5,  # in (0, 2]: agglomerative distance (1 - cosine), average linkage
+) -> tuple:
     """(indices kept, cluster labels, entity-weighted counts per label, dominant label) over similarity matrix S.
 
     Args:
-        S (np.ndarray)
-        caps (np.ndarray)
-        threshold (float, default 0.5)
+        S (np.ndarray): (n, n) cosine matrix of the remaining responses
+        caps (np.ndarray): (n,) their entity caps in (0, 1]
+        threshold (float, default 0.5): in (0, 2]: agglomerative distance (1 - cosine), average linkage
     """
     from sklearn.cluster import AgglomerativeClustering
     labels = AgglomerativeClustering(n_clusters=None, distance_threshold=threshold, metric="precomputed",
@@ -47,14 +55,19 @@ def dominant_cluster(S: np.ndarray, caps: np.ndarray, threshold: float = 0.5) ->
     return [i for i in range(len(labels)) if labels[i] == best], labels, counts, best
 
 # %% ../../nbs/62c_loosh_theta.ipynb #e8eccb2d
-def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: float = 1.0) -> tuple:
+def weighted_theta(
+    S: np.ndarray,        # (n, n) cosine matrix of the survivors
+    quality: np.ndarray,  # (n,) their quality in [0, 1]
+    caps: np.ndarray,     # (n,) their entity caps in (0, 1]
+    lam: float = 1.0,     # theta = mu + lam x sigma
+) -> tuple:
     """(theta, mu, sigma) from the quality- and entity-weighted pair cosines of the survivors' matrix S.
 
     Args:
-        S (np.ndarray)
-        quality (np.ndarray)
-        caps (np.ndarray)
-        lam (float, default 1.0)
+        S (np.ndarray): (n, n) cosine matrix of the survivors
+        quality (np.ndarray): (n,) their quality in [0, 1]
+        caps (np.ndarray): (n,) their entity caps in (0, 1]
+        lam (float, default 1.0): theta = mu + lam x sigma
     """
     if len(S) < 2: return 0.0, 0.0, 0.0
     i, j = np.triu_indices(len(S), k=1)
@@ -65,21 +78,28 @@ def weighted_theta(S: np.ndarray, quality: np.ndarray, caps: np.ndarray, lam: fl
     return float(mu + lam * sigma), float(mu), float(sigma)
 
 # %% ../../nbs/62c_loosh_theta.ipynb #4800b1b5
-def polarity_agreement(polarities: list) -> float|None:
+def polarity_agreement(
+    polarities: list,  # the survivors' labels, e.g. 'affirmative' | 'negative'; [] gives None
+) -> float|None:
     """Share of the largest polarity camp among the survivors' labels (None without labels).
 
     Args:
-        polarities (list)
+        polarities (list): the survivors' labels, e.g. 'affirmative' | 'negative'; [] gives None
     """
     return max(polarities.count(p) for p in set(polarities)) / len(polarities) if polarities else None
 
-def polarity_consensus(theta: float, agreement: float|None, rules: RuleSet = LOOSH_128, camp_share: float = 0.8) -> bool:
+def polarity_consensus(
+    theta: float,                # the survivors' weighted theta
+    agreement: float|None,       # in [0, 1]: polarity_agreement's share; None without labels
+    rules: RuleSet = LOOSH_128,  # consensus_threshold comes from here
+    camp_share: float = 0.8,     # in [0, 1]: a camp above this share is consensus
+) -> bool:
     """1.2.8's consensus with polarities: theta above the threshold, or one camp above `camp_share`.
 
     Args:
-        theta (float)
-        agreement (float | None)
-        rules (RuleSet, default LOOSH_128)
-        camp_share (float, default 0.8)
+        theta (float): the survivors' weighted theta
+        agreement (float | None): in [0, 1]: polarity_agreement's share; None without labels
+        rules (RuleSet, default LOOSH_128): consensus_threshold comes from here
+        camp_share (float, default 0.8): in [0, 1]: a camp above this share is consensus
     """
     return bool(theta > rules.consensus_threshold or (agreement and agreement > camp_share))

@@ -18,77 +18,85 @@ class Node:
     """A registered node as the chain reports it.
 
     Attributes:
-        hotkey (str)
-        node_id (int)
-        ip (str)
-        port (int)
-        stake (float)
+        hotkey (str): its hotkey (ss58 string)
+        node_id (int): >= 0: its UID on the subnet
+        ip (str): its axon IP ('', '0' or '0.0.0.0': no endpoint)
+        port (int): its axon port (0: no endpoint)
+        stake (float): >= 0: its stake
     """
-    hotkey: str
-    node_id: int
-    ip: str
-    port: int
-    stake: float
+    hotkey: str                            # its hotkey (ss58 string)
+    node_id: int                           # >= 0: its UID on the subnet
+    ip: str                                # its axon IP ('', '0' or '0.0.0.0': no endpoint)
+    port: int                              # its axon port (0: no endpoint)
+    stake: float                           # >= 0: its stake
 
 @dataclass(frozen=True)
 class MinerRow:
     """A row of the validator's miner table: its UID, last successful answer and last update.
 
     Attributes:
-        hotkey (str)
-        node_id (int | None)
-        last_success (datetime | None)
-        last_updated (datetime | None)
+        hotkey (str): the miner's hotkey
+        node_id (int | None): its UID (None: not known)
+        last_success (datetime | None): its last successful answer (None: never)
+        last_updated (datetime | None): when the row last changed
     """
-    hotkey: str
-    node_id: int|None
-    last_success: datetime|None
-    last_updated: datetime|None
+    hotkey: str                            # the miner's hotkey
+    node_id: int|None                      # its UID (None: not known)
+    last_success: datetime|None            # its last successful answer (None: never)
+    last_updated: datetime|None            # when the row last changed
 
 @dataclass(frozen=True)
 class WeightInputs:
     """Everything one weight setting reads.
 
     Attributes:
-        now (datetime)
-        blocks_since_update (int)
-        weights_rate_limit (int)
+        now (datetime): the moment of the setting
+        blocks_since_update (int): >= 0: since this validator's last weights
+        weights_rate_limit (int): >= 0: blocks the chain requires between settings
         nodes (tuple): Node
         miners (tuple): MinerRow
         evaluations (tuple): (created_at, {hotkey or legacy UID string: emission}), any order
         sybil_scores (dict | None): hotkey -> score from the Challenge API; None = unreachable
         validators (frozenset | None, default None): hotkeys the validator list reports; None = no list (stake heuristic)
-        self_hotkey (str, default 'validator-self')
+        self_hotkey (str, default 'validator-self'): the validator's own hotkey, never weighted
     """
-    now: datetime
-    blocks_since_update: int
-    weights_rate_limit: int
+    now: datetime                          # the moment of the setting
+    blocks_since_update: int               # >= 0: since this validator's last weights
+    weights_rate_limit: int                # >= 0: blocks the chain requires between settings
     nodes: tuple                      # Node
     miners: tuple                     # MinerRow
     evaluations: tuple                # (created_at, {hotkey or legacy UID string: emission}), any order
     sybil_scores: dict|None           # hotkey -> score from the Challenge API; None = unreachable
     validators: frozenset|None = None # hotkeys the validator list reports; None = no list (stake heuristic)
-    self_hotkey: str = "validator-self"
+    self_hotkey: str = "validator-self"    # the validator's own hotkey, never weighted
 
 # %% ../../nbs/62g_loosh_weights.ipynb #eb8a187d
-def operation_mode(blocks_since_update: int, w: WeightRules) -> str:
+def operation_mode(
+    blocks_since_update: int,  # >= 0: blocks since the validator's last weights
+    w: WeightRules,            # degraded_blocks and emergency_blocks come from here
+) -> str:
     """NORMAL, DEGRADED or EMERGENCY from the blocks since the last weight update.
 
     Args:
-        blocks_since_update (int)
-        w (WeightRules)
+        blocks_since_update (int): >= 0: blocks since the validator's last weights
+        w (WeightRules): degraded_blocks and emergency_blocks come from here
     """
     return "EMERGENCY" if blocks_since_update >= w.emergency_blocks else "DEGRADED" if blocks_since_update >= w.degraded_blocks else "NORMAL"
 
 # %% ../../nbs/62g_loosh_weights.ipynb #137b5164
-def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w: WeightRules) -> tuple:
+def serving_miners(
+    nodes: list,                 # Node records, chain order
+    self_hotkey: str,            # the validator's own hotkey
+    validators: frozenset|None,  # validator hotkeys from the list; None: stake heuristic
+    w: WeightRules,              # max_miner_stake comes from here
+) -> tuple:
     """(serving nodes in chain order, counts of each exclusion).
 
     Args:
-        nodes (list)
-        self_hotkey (str)
-        validators (frozenset | None)
-        w (WeightRules)
+        nodes (list): Node records, chain order
+        self_hotkey (str): the validator's own hotkey
+        validators (frozenset | None): validator hotkeys from the list; None: stake heuristic
+        w (WeightRules): max_miner_stake comes from here
     """
     stats = {"total": len(nodes), "self_excluded": 0, "no_endpoint_excluded": 0, "validator_db_excluded": 0, "high_stake_excluded": 0, "included": 0}
     out = []
@@ -102,14 +110,19 @@ def serving_miners(nodes: list, self_hotkey: str, validators: frozenset|None, w:
     return out, stats
 
 # %% ../../nbs/62g_loosh_weights.ipynb #7c80fff9
-def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules) -> dict:
+def ema_by_hotkey(
+    evaluations: list,  # (created_at, {hotkey or UID string: emission}) pairs, any order
+    miners: list,       # MinerRow records (map legacy UIDs to hotkeys)
+    now: datetime,      # the moment of the setting
+    w: WeightRules,     # alpha and lookback_h come from here
+) -> dict:
     """Per-hotkey EMA of the emissions stored in the lookback window, in first-seen order.
 
     Args:
-        evaluations (list)
-        miners (list)
-        now (datetime)
-        w (WeightRules)
+        evaluations (list): (created_at, {hotkey or UID string: emission}) pairs, any order
+        miners (list): MinerRow records (map legacy UIDs to hotkeys)
+        now (datetime): the moment of the setting
+        w (WeightRules): alpha and lookback_h come from here
     """
     uid_owner, seen_at = {}, {}
     for m in miners:
@@ -124,28 +137,38 @@ def ema_by_hotkey(evaluations: list, miners: list, now: datetime, w: WeightRules
     return ema
 
 # %% ../../nbs/62g_loosh_weights.ipynb #9923e76c
-def freshness_gate(ema: dict, last_success: dict, hours: float, now: datetime) -> tuple:
+def freshness_gate(
+    ema: dict,           # {hotkey: score}
+    last_success: dict,  # {hotkey: datetime of its last success}; absent: never
+    hours: float,        # > 0: how recent a success must be
+    now: datetime,       # the moment of the setting
+) -> tuple:
     """(scores with stale miners at 0, count of stale miners that had a positive EMA).
 
     Args:
-        ema (dict)
-        last_success (dict)
-        hours (float)
-        now (datetime)
+        ema (dict): {hotkey: score}
+        last_success (dict): {hotkey: datetime of its last success}; absent: never
+        hours (float): > 0: how recent a success must be
+        now (datetime): the moment of the setting
     """
     cutoff = now - timedelta(hours=hours)
     stale = {hk for hk in ema if last_success.get(hk) is None or last_success[hk] < cutoff}
     return {hk: 0.0 if hk in stale else v for hk, v in ema.items()}, sum(1 for hk in stale if ema[hk] > 0)
 
 # %% ../../nbs/62g_loosh_weights.ipynb #742b60b6
-def sybil_penalty(ema: dict, sybil: dict, serving_count: int, w: WeightRules) -> tuple:
+def sybil_penalty(
+    ema: dict,           # {hotkey: score} before the penalty
+    sybil: dict,         # {hotkey: sybil score in [0, 1]}; {}: no penalty
+    serving_count: int,  # >= 0: serving miners (sizes the safety valve)
+    w: WeightRules,      # the penalty's thresholds, floor and valve come from here
+) -> tuple:
     """(penalised scores, number penalised, whether the safety valve spared someone).
 
     Args:
-        ema (dict)
-        sybil (dict)
-        serving_count (int)
-        w (WeightRules)
+        ema (dict): {hotkey: score} before the penalty
+        sybil (dict): {hotkey: sybil score in [0, 1]}; {}: no penalty
+        serving_count (int): >= 0: serving miners (sizes the safety valve)
+        w (WeightRules): the penalty's thresholds, floor and valve come from here
     """
     if not sybil: return dict(ema), 0, False
     cands = [(hk, sybil[hk]) for hk in ema if sybil.get(hk, 0.0) >= w.penalty_threshold and ema[hk] > 0]
@@ -164,46 +187,49 @@ class WeightOutcome:
     """What one weight setting did.
 
     Attributes:
-        mode (str)
+        mode (str): NORMAL | DEGRADED | EMERGENCY
         outcome (str): submitted | skipped
-        reason (str, default '')
-        serving (list, default field(default_factory=list))
-        serving_stats (dict, default field(default_factory=dict))
-        ema (dict, default field(default_factory=dict))
-        freshness_hours (float | None, default None)
-        fresh (dict, default field(default_factory=dict))
-        stale_count (int, default 0)
-        sybil_scores_used (dict, default field(default_factory=dict))
-        penalized (dict, default field(default_factory=dict))
-        penalized_count (int, default 0)
-        safety_triggered (bool, default False)
-        penalty_actions (list, default field(default_factory=list))
-        uids (list, default field(default_factory=list))
+        reason (str, default ''): why a setting was skipped
+        serving (list, default field(default_factory=list)): serving hotkeys, chain order
+        serving_stats (dict, default field(default_factory=dict)): counts of each exclusion
+        ema (dict, default field(default_factory=dict)): {hotkey: EMA of emissions}
+        freshness_hours (float | None, default None): the gate applied (None: EMERGENCY)
+        fresh (dict, default field(default_factory=dict)): {hotkey: score after the freshness gate}
+        stale_count (int, default 0): stale miners that had a positive EMA
+        sybil_scores_used (dict, default field(default_factory=dict)): {serving hotkey: Challenge API score}
+        penalized (dict, default field(default_factory=dict)): {hotkey: score after the penalty}
+        penalized_count (int, default 0): miners whose score the penalty cut
+        safety_triggered (bool, default False): the safety valve spared someone
+        penalty_actions (list, default field(default_factory=list)): what 1.2.8 reports to the Challenge API
+        uids (list, default field(default_factory=list)): submitted UIDs, serving order
         weights (dict, default field(default_factory=dict)): hotkey -> weight, serving order
     """
-    mode: str
+    mode: str                              # NORMAL | DEGRADED | EMERGENCY
     outcome: str                      # submitted | skipped
-    reason: str = ""
-    serving: list = field(default_factory=list)
-    serving_stats: dict = field(default_factory=dict)
-    ema: dict = field(default_factory=dict)
-    freshness_hours: float|None = None
-    fresh: dict = field(default_factory=dict)
-    stale_count: int = 0
-    sybil_scores_used: dict = field(default_factory=dict)
-    penalized: dict = field(default_factory=dict)
-    penalized_count: int = 0
-    safety_triggered: bool = False
-    penalty_actions: list = field(default_factory=list)
-    uids: list = field(default_factory=list)
+    reason: str = ""                       # why a setting was skipped
+    serving: list = field(default_factory=list)  # serving hotkeys, chain order
+    serving_stats: dict = field(default_factory=dict)  # counts of each exclusion
+    ema: dict = field(default_factory=dict)  # {hotkey: EMA of emissions}
+    freshness_hours: float|None = None     # the gate applied (None: EMERGENCY)
+    fresh: dict = field(default_factory=dict)  # {hotkey: score after the freshness gate}
+    stale_count: int = 0                   # stale miners that had a positive EMA
+    sybil_scores_used: dict = field(default_factory=dict)  # {serving hotkey: Challenge API score}
+    penalized: dict = field(default_factory=dict)  # {hotkey: score after the penalty}
+    penalized_count: int = 0               # miners whose score the penalty cut
+    safety_triggered: bool = False         # the safety valve spared someone
+    penalty_actions: list = field(default_factory=list)  # what 1.2.8 reports to the Challenge API
+    uids: list = field(default_factory=list)  # submitted UIDs, serving order
     weights: dict = field(default_factory=dict)       # hotkey -> weight, serving order
 
-def set_weights_128(x: WeightInputs, rules: RuleSet = LOOSH_128) -> WeightOutcome:
+def set_weights_128(
+    x: WeightInputs,             # what the chain, the database and the Challenge API report
+    rules: RuleSet = LOOSH_128,  # its weights rules apply
+) -> WeightOutcome:
     """1.2.8's weight setting on the inputs `x`.
 
     Args:
-        x (WeightInputs)
-        rules (RuleSet, default LOOSH_128)
+        x (WeightInputs): what the chain, the database and the Challenge API report
+        rules (RuleSet, default LOOSH_128): its weights rules apply
     """
     w = rules.weights
     mode = operation_mode(x.blocks_since_update, w)
@@ -236,11 +262,13 @@ def set_weights_128(x: WeightInputs, rules: RuleSet = LOOSH_128) -> WeightOutcom
 # %% ../../nbs/62g_loosh_weights.ipynb #eccdc73e
 def _ago(now: datetime, hours) -> datetime|None: return None if hours is None else now - timedelta(hours=hours)
 
-def weight_inputs(d: dict) -> WeightInputs:
+def weight_inputs(
+    d: dict,  # a scenario in the reference's weight-vector JSON format
+) -> WeightInputs:
     """WeightInputs from a scenario in the reference's weight-vector JSON format.
 
     Args:
-        d (dict)
+        d (dict): a scenario in the reference's weight-vector JSON format
     """
     now = datetime.fromisoformat(d["now"])
     return WeightInputs(now, int(d["blocks_since_update"]), int(d.get("weights_rate_limit", 0)),
@@ -252,26 +280,34 @@ def weight_inputs(d: dict) -> WeightInputs:
                         d.get("self_hotkey", "validator-self"))
 
 # %% ../../nbs/62g_loosh_weights.ipynb #31ee04fb
-def store_weights_128(evaluations: list, now: datetime, sybil_scores: dict, rules: RuleSet = LOOSH_128) -> dict:
+def store_weights_128(
+    evaluations: list,           # stored dicts {'timestamp': datetime, 'emissions': {miner: float}}
+    now: datetime,               # the moment of the setting
+    sybil_scores: dict,          # {miner: score in [0, 1]}; {}: no penalty
+    rules: RuleSet = LOOSH_128,  # its weights rules apply
+) -> dict:
     """Weights (summing to 1; {} when all are zero) from stored evaluations {'timestamp', 'emissions'} under 1.2.8's EMA and penalty.
 
     Args:
-        evaluations (list)
-        now (datetime)
-        sybil_scores (dict)
-        rules (RuleSet, default LOOSH_128)
+        evaluations (list): stored dicts {'timestamp': datetime, 'emissions': {miner: float}}
+        now (datetime): the moment of the setting
+        sybil_scores (dict): {miner: score in [0, 1]}; {}: no penalty
+        rules (RuleSet, default LOOSH_128): its weights rules apply
     """
     ema = ema_by_hotkey([(e["timestamp"], e["emissions"]) for e in evaluations], [], now, rules.weights)
     scores, _, _ = sybil_penalty(ema, {hk: s for hk, s in sybil_scores.items() if hk in ema}, len(ema), rules.weights)
     total = sum(scores.values())
     return {hk: v / total for hk, v in scores.items()} if total > 0 else {}
 
-def sybil_scores_from_records(evaluations: list, groups: list) -> dict:
+def sybil_scores_from_records(
+    evaluations: list,  # stored dicts {'challenge_id', 'emissions': {miner: float}}
+    groups: list,       # stored sybil groups {'challenge_id', 'miners': [miner, ...]}
+) -> dict:
     """Share of each miner's evaluated challenges (stored {'challenge_id', 'emissions'}) where a stored group {'challenge_id', 'miners'} holds it.
 
     Args:
-        evaluations (list)
-        groups (list)
+        evaluations (list): stored dicts {'challenge_id', 'emissions': {miner: float}}
+        groups (list): stored sybil groups {'challenge_id', 'miners': [miner, ...]}
     """
     seen, flagged = {}, {}
     for e in evaluations:
