@@ -65,11 +65,13 @@ def _number(x):
     except (TypeError, ValueError): return None
     return x if math.isfinite(x) else None
 
-def clean_responses(responses) -> tuple:
+def clean_responses(
+    responses,  # response dicts as received (miner, text, response_time_ms, confidence?)
+) -> tuple:
     """(kept responses with normalised fields, [(miner, reason)] of those that left).
 
     Args:
-        responses
+        responses: response dicts as received (miner, text, response_time_ms, confidence?)
     """
     kept, gone, seen = [], [], set()
     for i, r in enumerate(responses):
@@ -93,11 +95,13 @@ class ResponseError(ValueError):
 _FIELD_TYPES = {"miner": ((str, int), "a string or an integer"), "text": ((str,), "a string"),
                 "response_time_ms": ((int, float), "a finite number"), "confidence": ((int, float), "a finite number")}
 
-def check_response(r: dict) -> dict:
+def check_response(
+    r: dict,  # one response from a file handed to the command line
+) -> dict:
     """`r` if each of its fields has a type a response takes (or is missing / null); ResponseError naming the field otherwise.
 
     Args:
-        r (dict)
+        r (dict): one response from a file handed to the command line
     """
     for k, (types, says) in _FIELD_TYPES.items():
         v = r.get(k)
@@ -106,12 +110,15 @@ def check_response(r: dict) -> dict:
     return r
 
 # %% ../../nbs/61_seed_rules.ipynb #25549fc6
-def lof_filter(E: np.ndarray, idx: list) -> tuple:
+def lof_filter(
+    E: np.ndarray,  # (n, d) unit embeddings of all responses
+    idx: list,      # indices of the responses still in (rows of the matrix)
+) -> tuple:
     """(survivor indices, {index: reason}) after LOF on the rows `idx` of E.
 
     Args:
-        E (np.ndarray)
-        idx (list)
+        E (np.ndarray): (n, d) unit embeddings of all responses
+        idx (list): indices of the responses still in (rows of the matrix)
     """
     if len(idx) < 3: return idx, {}
     from sklearn.neighbors import LocalOutlierFactor
@@ -121,13 +128,17 @@ def lof_filter(E: np.ndarray, idx: list) -> tuple:
             {i: f"LOF outlier (factor {-s:.2f})" for i, f, s in zip(idx, flags, lof.negative_outlier_factor_) if f != 1})
 
 # %% ../../nbs/61_seed_rules.ipynb #d40ccc32
-def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
+def length_filter(
+    words: list,         # n word counts, one per response
+    idx: list,           # indices of the responses still in (rows of the matrix)
+    sensitivity: float,  # in [0, 1]: keep words >= (1 - sensitivity) x mean
+) -> tuple:
     """(survivor indices, {index: reason}) of the length filter.
 
     Args:
-        words (list)
-        idx (list)
-        sensitivity (float)
+        words (list): n word counts, one per response
+        idx (list): indices of the responses still in (rows of the matrix)
+        sensitivity (float): in [0, 1]: keep words >= (1 - sensitivity) x mean
     """
     if not 0 <= sensitivity <= 1: raise ValueError(f"quality_sensitivity {sensitivity} outside [0, 1]")
     if not idx: return idx, {}
@@ -135,13 +146,17 @@ def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     return [i for i in idx if words[i] >= floor], {i: f"too short ({words[i]} words < {floor:.1f})" for i in idx if words[i] < floor}
 
 # %% ../../nbs/61_seed_rules.ipynb #5f10ac1d
-def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
+def cluster_filter(
+    S: np.ndarray,     # (n, n) cosine matrix of all responses
+    idx: list,         # indices of the responses still in (rows of the matrix)
+    threshold: float,  # in (0, 2]: agglomerative distance (1 - cosine), average linkage
+) -> tuple:
     """(survivor indices, {index: reason}) keeping the dominant agglomerative cluster.
 
     Args:
-        S (np.ndarray)
-        idx (list)
-        threshold (float)
+        S (np.ndarray): (n, n) cosine matrix of all responses
+        idx (list): indices of the responses still in (rows of the matrix)
+        threshold (float): in (0, 2]: agglomerative distance (1 - cosine), average linkage
     """
     if len(idx) < 2: return idx, {}
     from sklearn.cluster import AgglomerativeClustering
@@ -157,13 +172,17 @@ def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     return best, {i: "outside the dominant cluster" for i in idx if i not in best}
 
 # %% ../../nbs/61_seed_rules.ipynb #d40c872a
-def theta(S: np.ndarray, idx: list, lam: float = 1.0) -> float:
+def theta(
+    S: np.ndarray,     # (n, n) cosine matrix
+    idx: list,         # the survivors' indices
+    lam: float = 1.0,  # theta = mean + lam x std; negative = conservative
+) -> float:
     """mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2).
 
     Args:
-        S (np.ndarray)
-        idx (list)
-        lam (float, default 1.0)
+        S (np.ndarray): (n, n) cosine matrix
+        idx (list): the survivors' indices
+        lam (float, default 1.0): theta = mean + lam x std; negative = conservative
     """
     if len(idx) < 2: return 0.0
     sub = S[np.ix_(idx, idx)]
@@ -174,11 +193,13 @@ _AFF = {"yes", "yeah", "yep", "correct", "true", "right", "indeed", "absolutely"
 _NEG = {"no", "nope", "not", "never", "false", "incorrect", "cannot", "can't", "don't", "doesn't", "isn't", "aren't",
         "won't", "wasn't", "weren't", "neither", "nor", "wrong"}
 
-def lexical_polarity(text: str) -> str:
+def lexical_polarity(
+    text: str,  # an answer; returns 'affirmative', 'negative' or 'neutral'
+) -> str:
     """affirmative / negative / neutral: the first word if it is a yes or a no, else the balance of cue words.
 
     Args:
-        text (str)
+        text (str): an answer; returns 'affirmative', 'negative' or 'neutral'
     """
     words = re.findall(r"[a-z']+", text.lower())
     if not words: return "neutral"
@@ -187,27 +208,37 @@ def lexical_polarity(text: str) -> str:
     a, n = sum(w in _AFF for w in words), sum(w in _NEG for w in words)
     return "affirmative" if a > n else "negative" if n > a else "neutral"
 
-def polarity_agrees(labels: list, share: float = 0.8) -> bool:
+def polarity_agrees(
+    labels: list,        # the survivors' polarities ('affirmative' | 'negative' | 'neutral')
+    share: float = 0.8,  # in (0, 1]: the share of non-neutral labels that must agree
+) -> bool:
     """True when at least `share` of the non-neutral labels are the same (vacuously true with none).
 
     Args:
-        labels (list)
-        share (float, default 0.8)
+        labels (list): the survivors' polarities ('affirmative' | 'negative' | 'neutral')
+        share (float, default 0.8): in (0, 1]: the share of non-neutral labels that must agree
     """
     pol = [l for l in labels if l != "neutral"]
     return not pol or max(pol.count("affirmative"), pol.count("negative")) / len(pol) >= share
 
 # %% ../../nbs/61_seed_rules.ipynb #99823e9c
-def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: float, in_consensus: bool) -> float:
+def individual_score(
+    i: int,              # the scored response's index
+    S: np.ndarray,       # (n, n) cosine matrix
+    survivors: list,     # the survivors' indices
+    words: list,         # n word counts
+    conf: float,         # in [0, 1]: the miner's confidence (1.0 when not given)
+    in_consensus: bool,  # whether response i is in consensus
+) -> float:
     """The 0-100 composite of response i.
 
     Args:
-        i (int)
-        S (np.ndarray)
-        survivors (list)
-        words (list)
-        conf (float)
-        in_consensus (bool)
+        i (int): the scored response's index
+        S (np.ndarray): (n, n) cosine matrix
+        survivors (list): the survivors' indices
+        words (list): n word counts
+        conf (float): in [0, 1]: the miner's confidence (1.0 when not given)
+        in_consensus (bool): whether response i is in consensus
     """
     others = [j for j in survivors if j != i]
     align = float(np.mean(S[i, others])) if others else 0.0
@@ -216,22 +247,29 @@ def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: 
     return 100 * (0.5 * 0.6 * align + 0.2 * words[i] / max(max(words), 1) + 0.2 * conf)
 
 # %% ../../nbs/61_seed_rules.ipynb #018ed982
-def top_score_bonus(d: float, scale: float = 0.1, cap: float = 1.5) -> float:
+def top_score_bonus(
+    d: float,            # >= 0: the top scorer's lead over the second, in points (0-100)
+    scale: float = 0.1,  # > 0: 1 + 0.5 x tanh(scale x d)
+    cap: float = 1.5,    # >= 1: the multiplier never exceeds it
+) -> float:
     """Multiplier for the top scorer whose lead over the second is `d` points.
 
     Args:
-        d (float)
-        scale (float, default 0.1)
-        cap (float, default 1.5)
+        d (float): >= 0: the top scorer's lead over the second, in points (0-100)
+        scale (float, default 0.1): > 0: 1 + 0.5 x tanh(scale x d)
+        cap (float, default 1.5): >= 1: the multiplier never exceeds it
     """
     return min(cap, 1 + 0.5 * math.tanh(scale * max(0.0, d)))
 
-def base_emissions(times: list, th: float) -> list:
+def base_emissions(
+    times: list,  # n response times in ms, >= 0
+    th: float,    # the round's theta
+) -> list:
     """(1 - t_i / sum t) x theta for each response.
 
     Args:
-        times (list)
-        th (float)
+        times (list): n response times in ms, >= 0
+        th (float): the round's theta
     """
     top = max(times, default=0.0)
     if top <= 0: return [(1 - 1 / len(times)) * th for _ in times]
@@ -239,13 +277,17 @@ def base_emissions(times: list, th: float) -> list:
     return [(1 - s / sum(shares)) * th for s in shares]
 
 # %% ../../nbs/61_seed_rules.ipynb #38d54b0c
-def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
+def sybil_groups(
+    S: np.ndarray,            # (n, n) cosine matrix
+    miners: list,             # the n miner ids
+    threshold: float = 0.95,  # in [-1, 1]: pairs at or above it are linked
+) -> list:
     """Groups (>= 2 miners) connected by pairwise cosine >= threshold.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        threshold (float, default 0.95)
+        S (np.ndarray): (n, n) cosine matrix
+        miners (list): the n miner ids
+        threshold (float, default 0.95): in [-1, 1]: pairs at or above it are linked
     """
     parent = list(range(len(miners)))
     def find(a):
@@ -258,14 +300,19 @@ def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
     for i in range(len(miners)): groups.setdefault(find(i), []).append(miners[i])
     return sorted((sorted(g) for g in groups.values() if len(g) >= 2), key=lambda g: g[0])
 
-def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response similarity (cosine)") -> str:
+def draw_heatmap(
+    S: np.ndarray,                                # (n, n) cosine matrix
+    miners: list,                                 # the n miner ids, the axes' labels
+    path: str,                                    # the PNG file to write
+    title: str = "Response similarity (cosine)",  # the figure's title
+) -> str:
     """Write the similarity heatmap PNG to `path`; returns the path.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        path (str)
-        title (str, default 'Response similarity (cosine)')
+        S (np.ndarray): (n, n) cosine matrix
+        miners (list): the n miner ids, the axes' labels
+        path (str): the PNG file to write
+        title (str, default 'Response similarity (cosine)'): the figure's title
     """
     from matplotlib.figure import Figure   # not pyplot: drawing a file leaves the caller's backend and open figures alone
     n = len(miners)
@@ -310,31 +357,31 @@ class ConsensusResult:
     """The outcome of one consensus round: theta, whether consensus held, who was in and out.
 
     Attributes:
-        theta (float)
-        consensus (bool)
-        in_consensus (list)
+        theta (float): mean + lambda x std of the survivors' cosines
+        consensus (bool): theta above the threshold (and polarity agreeing, when asked)
+        in_consensus (list): the miners in consensus, response order
         out_of_consensus (list): [{"miner", "reason"}]
         scores (dict): miner -> points
         emissions (dict): miner -> emission
-        heatmap_png (str | None)
-        threshold (float)
-        single_response (bool, default False)
-        sybil (list, default dfield(default_factory=list))
-        polarity (dict, default dfield(default_factory=dict))
-        narrative (str, default '')
+        heatmap_png (str | None): the heatmap's path (None: not drawn)
+        threshold (float): the consensus threshold used
+        single_response (bool, default False): only one response was valid
+        sybil (list, default dfield(default_factory=list)): groups of miners whose answers are near copies
+        polarity (dict, default dfield(default_factory=dict)): {miner: polarity} (when asked)
+        narrative (str, default ''): a plain account of the round
     """
-    theta: float
-    consensus: bool
-    in_consensus: list
+    theta: float                           # mean + lambda x std of the survivors' cosines
+    consensus: bool                        # theta above the threshold (and polarity agreeing, when asked)
+    in_consensus: list                     # the miners in consensus, response order
     out_of_consensus: list        # [{"miner", "reason"}]
     scores: dict                  # miner -> points
     emissions: dict               # miner -> emission
-    heatmap_png: str|None
-    threshold: float
-    single_response: bool = False
-    sybil: list = dfield(default_factory=list)
-    polarity: dict = dfield(default_factory=dict)
-    narrative: str = ""
+    heatmap_png: str|None                  # the heatmap's path (None: not drawn)
+    threshold: float                       # the consensus threshold used
+    single_response: bool = False          # only one response was valid
+    sybil: list = dfield(default_factory=list)  # groups of miners whose answers are near copies
+    polarity: dict = dfield(default_factory=dict)  # {miner: polarity} (when asked)
+    narrative: str = ""                    # a plain account of the round
     def to_json(self) -> dict: return {k: v for k, v in asdict(self).items()}
 
 _EMBEDDER = None
@@ -346,11 +393,13 @@ def _default_embedder():
     return _EMBEDDER
 
 # %% ../../nbs/61_seed_rules.ipynb #83a43aa6
-def template_narrative(r) -> str:
+def template_narrative(
+    r,  # a ConsensusResult
+) -> str:
     """A plain account of a consensus result.
 
     Args:
-        r
+        r: a ConsensusResult
     """
     if not r.scores and not r.out_of_consensus: return "No responses were received."
     lines = [f"{len(r.scores)} response(s) were scored; theta = {r.theta:.3f} against the threshold {r.threshold:.2f}: "
@@ -427,14 +476,19 @@ def evaluate_challenge(
     return r
 
 # %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
-def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
+def openai_narrator(
+    base_url: str,             # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+    model: str,                # the model name the endpoint serves
+    api_key: str|None = None,  # bearer token; None: none sent
+    timeout: float = 30.0,     # > 0: seconds to wait for an answer
+):
     """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
 
     Args:
-        base_url (str)
-        model (str)
-        api_key (str | None, default None)
-        timeout (float, default 30.0)
+        base_url (str): an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+        model (str): the model name the endpoint serves
+        api_key (str | None, default None): bearer token; None: none sent
+        timeout (float, default 30.0): > 0: seconds to wait for an answer
     """
     import json as _json, urllib.request, urllib.error
     def narrate(r) -> str:
@@ -454,14 +508,19 @@ def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout
 # %% ../../nbs/61_seed_rules.ipynb #076acbf6
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
-def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
+def ema_scores(
+    evaluations,                                # dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+    alpha: float = 0.3,                         # in (0, 1]: weight of the newest observation
+    lookback: timedelta = timedelta(hours=24),  # observations older than now - lookback are ignored
+    now: datetime|None = None,                  # the moment of the computation; None: the clock
+) -> dict:
     """Per-miner EMA of emissions over the window (now - lookback, now].
 
     Args:
-        evaluations
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        now (datetime | None, default None)
+        evaluations: dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+        alpha (float, default 0.3): in (0, 1]: weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): observations older than now - lookback are ignored
+        now (datetime | None, default None): the moment of the computation; None: the clock
     """
     if not 0 < alpha <= 1: raise ValueError(f"alpha {alpha} outside (0, 1]")
     now = _utc(now or datetime.now(timezone.utc))
@@ -476,14 +535,19 @@ def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(
         ema[m] = float(v) if m not in ema else alpha * float(v) + (1 - alpha) * ema[m]
     return ema
 
-def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
+def ema_weights(
+    evaluations,                                # dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+    alpha: float = 0.3,                         # in (0, 1]: weight of the newest observation
+    lookback: timedelta = timedelta(hours=24),  # observations older than now - lookback are ignored
+    now: datetime|None = None,                  # the moment of the computation; None: the clock
+) -> dict:
     """Weights (summing to 1) from the EMA of each miner's emissions; {} when every EMA is zero.
 
     Args:
-        evaluations
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        now (datetime | None, default None)
+        evaluations: dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+        alpha (float, default 0.3): in (0, 1]: weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): observations older than now - lookback are ignored
+        now (datetime | None, default None): the moment of the computation; None: the clock
     """
     ema = ema_scores(evaluations, alpha, lookback, now)
     total = sum(max(0.0, v) for v in ema.values())
@@ -496,9 +560,11 @@ class ConsensusStore:
     """The consensus validator's collections in one MongoDB database.
 
     Args:
-        db
+        db: a MongoDB-like database (coretex.network.store.open_db)
     """
-    def __init__(self, db): self.db = db
+    def __init__(self,
+        db,  # a MongoDB-like database (coretex.network.store.open_db)
+    ): self.db = db
 
     def record(self, challenge_id: str, prompt: str, responses: list, result: ConsensusResult, now: datetime|None = None) -> None:
         """Store one evaluated challenge.
@@ -546,9 +612,11 @@ class DatabaseWeightSetter:
     """Default weight setter: one record per weight setting, in the `weights` collection.
 
     Args:
-        db
+        db: a MongoDB-like database; weights go to its 'weights' collection
     """
-    def __init__(self, db): self.db = db
+    def __init__(self,
+        db,  # a MongoDB-like database; weights go to its 'weights' collection
+    ): self.db = db
     def __call__(self, weights: dict, now: datetime) -> None: self.db.weights.insert_one({"timestamp": now, "weights": weights})
 
 # %% ../../nbs/61_seed_rules.ipynb #c189ef2d
@@ -557,24 +625,24 @@ class WeightLoop:
     """Sets weights from the store's evaluations at most every `interval`, within the rate limit.
 
     Attributes:
-        store (ConsensusStore)
-        setter (object)
-        interval (timedelta, default timedelta(seconds=1800))
+        store (ConsensusStore): where the evaluations are read
+        setter (object): (weights, now) -> None, e.g. DatabaseWeightSetter
+        interval (timedelta, default timedelta(seconds=1800)): time between two attempts
         rate_limit (timedelta, default timedelta(seconds=1800)): minimum time between two successful settings
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        last_attempt (datetime | None, default None)
-        last_set (datetime | None, default None)
+        alpha (float, default 0.3): in (0, 1]: the EMA's weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): evaluations older than this are ignored
+        last_attempt (datetime | None, default None): the last tick that tried (None: never)
+        last_set (datetime | None, default None): the last tick that set weights (None: never)
         weigh (object, default None): (evaluations, now) -> weights; None: the seed document's EMA weights
     """
-    store: ConsensusStore
-    setter: object
-    interval: timedelta = timedelta(seconds=1800)
+    store: ConsensusStore                  # where the evaluations are read
+    setter: object                         # (weights, now) -> None, e.g. DatabaseWeightSetter
+    interval: timedelta = timedelta(seconds=1800)  # time between two attempts
     rate_limit: timedelta = timedelta(seconds=1800)   # minimum time between two successful settings
-    alpha: float = 0.3
-    lookback: timedelta = timedelta(hours=24)
-    last_attempt: datetime|None = None
-    last_set: datetime|None = None
+    alpha: float = 0.3                     # in (0, 1]: the EMA's weight of the newest observation
+    lookback: timedelta = timedelta(hours=24)  # evaluations older than this are ignored
+    last_attempt: datetime|None = None     # the last tick that tried (None: never)
+    last_set: datetime|None = None         # the last tick that set weights (None: never)
     weigh: object = None                            # (evaluations, now) -> weights; None: the seed document's EMA weights
 
     def tick(self, now: datetime) -> str:
@@ -594,21 +662,29 @@ class WeightLoop:
         return "set"
 
 # %% ../../nbs/61_seed_rules.ipynb #151fa09a
-def run_service(loop: WeightLoop, cleanup_every: timedelta = timedelta(hours=24), retention: timedelta = timedelta(hours=48),
-                poll: float = 60.0, duration: float|None = None, stop: threading.Event|None = None, log=print,
-                clock=lambda: datetime.now(timezone.utc)) -> None:
+def run_service(
+    loop: WeightLoop,                                # the weight loop to tick
+    cleanup_every: timedelta = timedelta(hours=24),  # time between two clean-ups of the store
+    retention: timedelta = timedelta(hours=48),      # the clean-up drops records older than this
+    poll: float = 60.0,                              # > 0: seconds between ticks
+    duration: float|None = None,                     # seconds to run; None: until stop
+    stop: threading.Event|None = None,               # set it to end the loop; None: a fresh event
+    log=None,                                        # str -> None, one line per event; None: print
+    clock=None,                                      # () -> aware datetime, the current time; None: the UTC wall clock
+) -> None:
     """Tick the weight loop every `poll` s and clean up every `cleanup_every`, until `stop` is set or `duration` s have passed.
 
     Args:
-        loop (WeightLoop)
-        cleanup_every (timedelta, default timedelta(hours=24))
-        retention (timedelta, default timedelta(hours=48))
-        poll (float, default 60.0)
-        duration (float | None, default None)
-        stop (threading.Event | None, default None)
-        log (default print)
-        clock (default lambda: datetime.now(timezone.utc))
+        loop (WeightLoop): the weight loop to tick
+        cleanup_every (timedelta, default timedelta(hours=24)): time between two clean-ups of the store
+        retention (timedelta, default timedelta(hours=48)): the clean-up drops records older than this
+        poll (float, default 60.0): > 0: seconds between ticks
+        duration (float | None, default None): seconds to run; None: until stop
+        stop (threading.Event | None, default None): set it to end the loop; None: a fresh event
+        log (default None): str -> None, one line per event; None: print
+        clock (default None): () -> aware datetime, the current time; None: the UTC wall clock
     """
+    log, clock = log or print, clock or (lambda: datetime.now(timezone.utc))
     stop, end, last_cleanup = stop or threading.Event(), None if duration is None else time.monotonic() + duration, None
     while not stop.is_set() and (end is None or time.monotonic() < end):
         now = clock()
