@@ -1,4 +1,4 @@
-"""The rule set `loosh-1.2.8` in rooms (issue 38): every name `coretex.consensus.loosh` gave before the split still
+"""The rule set `loosh-1.2.8` in rooms, and the sybil pages in two (issue 38): every name `coretex.consensus.loosh` gave before the split still
 imports from there, as the object in its new room, with a DeprecationWarning naming that room; the names of
 `coretex.consensus` are untouched; and no room is a long module."""
 import importlib, re, warnings
@@ -72,3 +72,26 @@ def test_no_room_is_a_long_module():
     lines = {r: written_lines((ROOT / "coretex" / "consensus" / f"{r}.py").read_text()) for r in ROOMS}
     print(lines)
     assert max(lines.values()) <= 600, lines
+
+
+# `coretex.consensus.sybil.__all__` before its detectors moved to coretex.consensus.sybil_detector (issue 38)
+OLD_SYBIL_NAMES = ['TOPICS', 'SLOTS', 'THESAURUS', 'FILLER', 'OPENERS', 'CLOSERS', 'FUNCTION_WORDS', 'HONEST_BIGRAM_SHARE', 'SPREADS', 'EDIT_LEVELS', 'GROUP_SIZES', 'DUPLICATES', 'SYBIL_RULE_SETS', 'generator_tables', 'words', 'writer_style', 'honest_answer', 'bigram_share', 'GeneratorError', 'honest_answers', 'sentences', 'edit_copy', 'Answer', 'Response', 'Attack', 'Scenario', 'make_scenario', 'attack_suite', 'EmbeddingCache', 'units', 'in_order_share', 'word_overlap', 'word_containment', 'unit_alignment', 'TextSignals', 'text_signals', 'linked_groups', 'TextDetector', 'detect_copies', 'CopyDetector', 'copy_pairs', 'copy_groups', 'overlap_copies', 'RuleSetUnderTest', 'seed_findings', 'seed_emissions', 'loosh_findings', 'loosh_emissions', 'coretex_findings', 'overlap_findings', 'pay_groups_as_one', 'pay_duplicates', 'paid_under', 'coretex_emissions', 'overlap_emissions', 'true_pairs', 'flagged_pairs', 'SuiteScore', 'score_rule_set', 'recall_table', 'share_table']
+
+
+@pytest.mark.parametrize("name", OLD_SYBIL_NAMES)
+def test_an_old_sybil_name_imports_from_sybil(name):
+    from coretex.consensus import sybil_detector
+    moved = name in sybil_detector.__all__
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(importlib.import_module("coretex.consensus.sybil"), name)
+    assert value is getattr(sybil_detector if moved else importlib.import_module("coretex.consensus.sybil"), name)
+    said = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    assert said == ([f"coretex.consensus.sybil.{name} is now coretex.consensus.sybil_detector.{name}; the old path goes in coretex 0.3"]
+                    if moved else [])
+
+
+def test_the_sybil_pages_split_keeps_every_name_once():
+    from coretex.consensus import sybil, sybil_detector
+    assert sorted(sybil.__all__ + sybil_detector.__all__) == sorted(OLD_SYBIL_NAMES)
+    assert max(written_lines((ROOT / "coretex" / "consensus" / f"{m}.py").read_text()) for m in ("sybil", "sybil_detector")) <= 600

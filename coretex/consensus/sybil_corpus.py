@@ -16,7 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from importlib.resources import files
 import numpy as np
-from .sybil import units, words
+from .sybil import words
+from .sybil_detector import units
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #fd1e07e1
 CORPORA = ("tuning", "heldout")

@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from importlib.resources import files
 import numpy as np
-from .sybil import SYBIL_RULE_SETS, TextDetector, detect_copies, flagged_pairs, paid_under, text_signals, units, words
+from .sybil import words
+from .sybil_detector import SYBIL_RULE_SETS, TextDetector, detect_copies, flagged_pairs, paid_under, text_signals, units
 from .sybil_corpus import CORPORA, INSEPARABLE, KIND_ORDER, corpus_suite
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #0f68745a

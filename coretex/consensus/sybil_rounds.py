@@ -11,7 +11,7 @@ __all__ = ['FAMILIES', 'SETTINGS', 'family', 'Round', 'Campaign', 'build_campaig
 import math, random
 from dataclasses import dataclass
 import numpy as np
-from .sybil import TextDetector, text_signals, word_overlap
+from .sybil_detector import TextDetector, text_signals, word_overlap
 from .sybil_corpus import ATTACKS, HONEST_KINDS, hand_paraphrases, load_corpus
 from .seed_rules import base_emissions
 
