@@ -29,11 +29,13 @@ FILLER, OPENERS, CLOSERS = _TABLES["filler"], _TABLES["openers"], _TABLES["close
 FUNCTION_WORDS = set(_TABLES["function_words"])
 
 # %% ../../nbs/63_sybil.ipynb #1d2d3ae8
-def words(text: str) -> list:
+def words(
+    text: str,  # any text
+) -> list:
     """Lower-case word tokens of `text` (letters, digits, apostrophes).
 
     Args:
-        text (str)
+        text (str): any text
     """
     return re.findall(r"[a-z0-9']+", text.lower())
 
@@ -44,23 +46,30 @@ def _swap(word: str, alternative: str) -> str:
     core = word.rstrip(".,;:")
     return (_cap(alternative) if core[:1].isupper() else alternative) + word[len(core):]
 
-def writer_style(text: str, rng: random.Random, change: float = 0.5) -> str:
+def writer_style(
+    text: str,            # an answer
+    rng: random.Random,   # the generator's randomness
+    change: float = 0.5,  # in [0, 1]: chance each thesaurus word is swapped
+) -> str:
     """`text` in one writer's words: each thesaurus content word kept or, with probability `change`, always swapped for one alternative.
 
     Args:
-        text (str)
-        rng (random.Random)
-        change (float, default 0.5)
+        text (str): an answer
+        rng (random.Random): the generator's randomness
+        change (float, default 0.5): in [0, 1]: chance each thesaurus word is swapped
     """
     pref = {k: rng.choice(v) for k, v in THESAURUS.items() if k not in FUNCTION_WORDS and rng.random() < change}
     return " ".join(_swap(w, pref[w.rstrip(".,;:").lower()]) if w.rstrip(".,;:").lower() in pref else w for w in text.split())
 
-def honest_answer(topic: str, rng: random.Random) -> str:
+def honest_answer(
+    topic: str,          # a key of TOPICS
+    rng: random.Random,  # the generator's randomness
+) -> str:
     """One honest answer to `topic`'s question, drawn with `rng`.
 
     Args:
-        topic (str)
-        rng (random.Random)
+        topic (str): a key of TOPICS
+        rng (random.Random): the generator's randomness
     """
     facts = TOPICS[topic][1]
     chosen = sorted(rng.sample(range(len(facts)), rng.choice([3, 3, 4, 4, 5])))
@@ -75,26 +84,34 @@ def _bigrams(text: str) -> Counter: w = words(text); return Counter(zip(w, w[1:]
 
 def _share(A: Counter, B: Counter) -> float: return sum((A & B).values()) / max(1, min(A.total(), B.total()))
 
-def bigram_share(a: str, b: str) -> float:
+def bigram_share(
+    a: str,  # an answer
+    b: str,  # another
+) -> float:
     """Share of word bigrams (with multiplicity) that `a` and `b` have in common, over the shorter one's count.
 
     Args:
-        a (str)
-        b (str)
+        a (str): an answer
+        b (str): another
     """
     return _share(_bigrams(a), _bigrams(b))
 
 class GeneratorError(RuntimeError):
     "The generator cannot draw what was asked of it."
 
-def honest_answers(topic: str, n: int, rng: random.Random, tries: int = 20000) -> list:
+def honest_answers(
+    topic: str,          # a key of TOPICS
+    n: int,              # >= 1: answers wanted
+    rng: random.Random,  # the generator's randomness
+    tries: int = 20000,  # >= n: draws before GeneratorError
+) -> list:
     """`n` honest answers to `topic`, no two sharing HONEST_BIGRAM_SHARE or more of their bigrams.
 
     Args:
-        topic (str)
-        n (int)
-        rng (random.Random)
-        tries (int, default 20000)
+        topic (str): a key of TOPICS
+        n (int): >= 1: answers wanted
+        rng (random.Random): the generator's randomness
+        tries (int, default 20000): >= n: draws before GeneratorError
     """
     out, bags = [], []
     for _ in range(tries):
@@ -104,22 +121,29 @@ def honest_answers(topic: str, n: int, rng: random.Random, tries: int = 20000) -
     raise GeneratorError(f"only {len(out)} of {n} independent answers to {topic!r} after {tries} draws")
 
 # %% ../../nbs/63_sybil.ipynb #117c066d
-def sentences(text: str) -> list:
+def sentences(
+    text: str,  # an answer
+) -> list:
     """The sentences of `text` (split after . ! ? and whitespace).
 
     Args:
-        text (str)
+        text (str): an answer
     """
     return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s]
 
-def edit_copy(text: str, k: float, rng: random.Random, reorder: bool = True) -> str:
+def edit_copy(
+    text: str,             # the source answer
+    k: float,              # in [0, 0.5]: share of its tokens edited
+    rng: random.Random,    # the generator's randomness
+    reorder: bool = True,  # also swap two sentences when k > 0
+) -> str:
     """A copy of `text` with a share `k` of its tokens edited (synonym, filler, insertion, deletion), sentences shuffled half the time when `reorder`.
 
     Args:
-        text (str)
-        k (float)
-        rng (random.Random)
-        reorder (bool, default True)
+        text (str): the source answer
+        k (float): in [0, 0.5]: share of its tokens edited
+        rng (random.Random): the generator's randomness
+        reorder (bool, default True): also swap two sentences when k > 0
     """
     toks = text.split()
     at = set(rng.sample(range(len(toks)), round(k * len(toks))))
@@ -144,18 +168,18 @@ class Answer:
     """One miner's answer as a test suite holds it: what a validator receives, and whether an honest miner or a sybil sent it.
 
     Attributes:
-        miner (str)
-        text (str)
-        response_time_ms (float)
-        ip (str)
-        coldkey (str)
+        miner (str): the miner's id
+        text (str): its answer
+        response_time_ms (float): >= 0: its response time
+        ip (str): its IP
+        coldkey (str): its coldkey
         role (str): honest | sybil
     """
-    miner: str
-    text: str
-    response_time_ms: float
-    ip: str
-    coldkey: str
+    miner: str                             # the miner's id
+    text: str                              # its answer
+    response_time_ms: float                # >= 0: its response time
+    ip: str                                # its IP
+    coldkey: str                           # its coldkey
     role: str                # honest | sybil
 
     def as_input(self) -> dict:
@@ -178,11 +202,11 @@ class Attack:
     Attributes:
         size (int): keys, the source included
         edit (float): k; 0 = exact copies
-        spread (str, default 'own')
+        spread (str, default 'own'): own | coldkey | shared: how the group's keys spread
     """
     size: int                # keys, the source included
     edit: float              # k; 0 = exact copies
-    spread: str = "own"
+    spread: str = "own"                    # own | coldkey | shared: how the group's keys spread
 
     def __post_init__(self):
         if self.size < 2 or not 0 <= self.edit <= 0.5 or self.spread not in SPREADS:
@@ -193,21 +217,21 @@ class Scenario:
     """One challenge with ground truth: responses and the true sybil groups (tuples of miners, source first).
 
     Attributes:
-        name (str)
+        name (str): the set's name, e.g. 'near-ice-16-k0.10'
         kind (str): honest | near | mixed | emission
-        topic (str)
-        prompt (str)
-        responses (tuple)
-        groups (tuple)
-        attacks (tuple, default ())
+        topic (str): a key of TOPICS
+        prompt (str): the question asked
+        responses (tuple): Response records
+        groups (tuple): the true sybil groups, tuples of miners, source first
+        attacks (tuple, default ()): the Attack records planted
     """
-    name: str
+    name: str                              # the set's name, e.g. 'near-ice-16-k0.10'
     kind: str                # honest | near | mixed | emission
-    topic: str
-    prompt: str
-    responses: tuple
-    groups: tuple
-    attacks: tuple = ()
+    topic: str                             # a key of TOPICS
+    prompt: str                            # the question asked
+    responses: tuple                       # Response records
+    groups: tuple                          # the true sybil groups, tuples of miners, source first
+    attacks: tuple = ()                    # the Attack records planted
 
     def __post_init__(self):
         miners = [r.miner for r in self.responses]
@@ -220,16 +244,23 @@ class Scenario:
     def texts(self) -> list: return [r.text for r in self.responses]
 
 # %% ../../nbs/63_sybil.ipynb #4417da08
-def make_scenario(name: str, kind: str, topic: str, n: int, attacks: tuple = (), seed: int = 0) -> Scenario:
+def make_scenario(
+    name: str,            # the set's name
+    kind: str,            # honest | near | mixed | emission
+    topic: str,           # a key of TOPICS
+    n: int,               # >= 2: responses in the set
+    attacks: tuple = (),  # Attack records to plant (their sizes sum to <= n)
+    seed: int = 0,        # the set's random seed
+) -> Scenario:
     """A challenge on `topic` with `n` responses: the planted `attacks` and honest answers for the rest; deterministic in (name, seed).
 
     Args:
-        name (str)
-        kind (str)
-        topic (str)
-        n (int)
-        attacks (tuple, default ())
-        seed (int, default 0)
+        name (str): the set's name
+        kind (str): honest | near | mixed | emission
+        topic (str): a key of TOPICS
+        n (int): >= 2: responses in the set
+        attacks (tuple, default ()): Attack records to plant (their sizes sum to <= n)
+        seed (int, default 0): the set's random seed
     """
     rng = random.Random(f"{name}|{seed}")
     if sum(a.size for a in attacks) > n: raise GeneratorError(f"{name}: attacks need more than {n} keys")
@@ -253,12 +284,15 @@ def make_scenario(name: str, kind: str, topic: str, n: int, attacks: tuple = (),
 EDIT_LEVELS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 GROUP_SIZES = {16: (2, 4, 8), 64: (2, 4, 8, 16, 32)}
 
-def attack_suite(size: str = "full", seed: int = 0) -> list:
+def attack_suite(
+    size: str = "full",  # 'small' (two topics, sets of 16) or 'full' (six topics, 16 and 64)
+    seed: int = 0,       # the suite's random seed
+) -> list:
     """The generated scenarios: 'full' (all six topics) or 'small' (two topics, sets of 16), deterministic in `seed`.
 
     Args:
-        size (str, default 'full')
-        seed (int, default 0)
+        size (str, default 'full'): 'small' (two topics, sets of 16) or 'full' (six topics, 16 and 64)
+        seed (int, default 0): the suite's random seed
     """
     if size not in ("full", "small"): raise GeneratorError(f"suite size {size!r}: 'full' or 'small'")
     topics = list(TOPICS) if size == "full" else ["ice", "inflation"]
@@ -283,10 +317,13 @@ class EmbeddingCache:
     """embed(list[str]) -> float32 rows, each text embedded once; backed by an .npz of texts and vectors.
 
     Args:
-        path (str | Path | None, default None)
-        embedder (default None)
+        path (str | Path | None, default None): an .npz of 'texts' and 'vectors'; None or absent: start empty
+        embedder (default None): has .encode(texts) -> unit rows, for texts not stored; None: the packaged MiniLM
     """
-    def __init__(self, path: str|Path|None = None, embedder=None):
+    def __init__(self,
+        path: str|Path|None = None,  # an .npz of 'texts' and 'vectors'; None or absent: start empty
+        embedder=None,               # has .encode(texts) -> unit rows, for texts not stored; None: the packaged MiniLM
+    ):
         self.path, self._embedder, self.vectors, self.misses, self.used = path, embedder, {}, 0, set()
         if path is not None and Path(path).exists():
             with np.load(path, allow_pickle=False) as z: self.vectors = dict(zip(z["texts"].tolist(), z["vectors"]))

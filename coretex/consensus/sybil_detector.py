@@ -25,12 +25,15 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(*A-Z0-9`])")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"[*_#>|`]+")
 
-def units(text: str, min_words: int = 3) -> list:
+def units(
+    text: str,           # an answer, markdown allowed
+    min_words: int = 3,  # >= 1: shorter sentences and items are dropped
+) -> list:
     """An answer's units: sentences, list items and table rows (markers and emphasis dropped), each fenced code block whole; those under `min_words` words dropped.
 
     Args:
-        text (str)
-        min_words (int, default 3)
+        text (str): an answer, markdown allowed
+        min_words (int, default 3): >= 1: shorter sentences and items are dropped
     """
     out, code, block = [], False, []
     for line in text.splitlines():
@@ -46,12 +49,15 @@ def units(text: str, min_words: int = 3) -> list:
     return [u for u in out if len(words(u)) >= min_words]
 
 # %% ../../nbs/63_sybil_detector.ipynb #b07739b0
-def in_order_share(u: list, v: list) -> float:
+def in_order_share(
+    u: list,  # one unit's words
+    v: list,  # another unit's words
+) -> float:
     """Share of the words of `u` found, in order, in `v` (difflib's matching blocks: a close lower bound of the longest common subsequence).
 
     Args:
-        u (list)
-        v (list)
+        u (list): one unit's words
+        v (list): another unit's words
     """
     return sum(b.size for b in SequenceMatcher(None, u, v, autojunk=False).get_matching_blocks()) / max(1, len(u))
 
@@ -68,31 +74,40 @@ def _pairwise(texts: list, denominator) -> np.ndarray:
         M[i, i + 1:] = M[i + 1:, i] = lo / np.maximum(denominator(hi, size[i], size[i + 1:]), 1)
     return M
 
-def word_overlap(texts: list) -> np.ndarray:
+def word_overlap(
+    texts: list,  # n answers; returns (n, n) word Jaccard
+) -> np.ndarray:
     """Pairwise Jaccard overlap of the texts' word multisets (sum of minimum counts over sum of maximum counts).
 
     Args:
-        texts (list)
+        texts (list): n answers; returns (n, n) word Jaccard
     """
     return _pairwise(texts, lambda hi, a, b: hi)
 
-def word_containment(texts: list) -> np.ndarray:
+def word_containment(
+    texts: list,  # n answers; returns (n, n), over the shorter
+) -> np.ndarray:
     """Pairwise containment of the texts' word multisets: shared words (minimum counts) over the shorter text's word count.
 
     Args:
-        texts (list)
+        texts (list): n answers; returns (n, n), over the shorter
     """
     return _pairwise(texts, lambda hi, a, b: np.minimum(a, b))
 
 # %% ../../nbs/63_sybil_detector.ipynb #70d5956b
-def unit_alignment(U: list, C: np.ndarray, shares: tuple = (0.7, 0.85), gate: float = 0.4) -> list:
+def unit_alignment(
+    U: list,                      # n lists of units, one per answer (units)
+    C: np.ndarray,                # (n, n) word containment
+    shares: tuple = (0.7, 0.85),  # in-order word shares t, each in (0, 1]
+    gate: float = 0.4,            # in [0, 1]: pairs below this containment are not aligned
+) -> list:
     """One matrix per share t: A[i, j] = the share of answer i's units (U[i]) that have a unit of answer j holding >= t of their words in order; 0 where containment C[i, j] < gate.
 
     Args:
-        U (list)
-        C (np.ndarray)
-        shares (tuple, default (0.7, 0.85))
-        gate (float, default 0.4)
+        U (list): n lists of units, one per answer (units)
+        C (np.ndarray): (n, n) word containment
+        shares (tuple, default (0.7, 0.85)): in-order word shares t, each in (0, 1]
+        gate (float, default 0.4): in [0, 1]: pairs below this containment are not aligned
     """
     W = [[words(u) for u in us] for us in U]
     bags = [[Counter(w) for w in ws] for ws in W]
@@ -121,23 +136,25 @@ class TextSignals:
         C (np.ndarray): word containment (over the shorter answer)
         A70 (np.ndarray): A70[i, j]: share of i's units with >= 70% of their words in order in one unit of j
         A85 (np.ndarray): the same at 85%
-        n_words (np.ndarray)
-        n_units (np.ndarray)
+        n_words (np.ndarray): (n,) words per answer
+        n_units (np.ndarray): (n,) units of three words or more
         same (np.ndarray): the same words in the same order once case, punctuation and markup are dropped
     """
     J: np.ndarray            # word Jaccard
     C: np.ndarray            # word containment (over the shorter answer)
     A70: np.ndarray          # A70[i, j]: share of i's units with >= 70% of their words in order in one unit of j
     A85: np.ndarray          # the same at 85%
-    n_words: np.ndarray
-    n_units: np.ndarray
+    n_words: np.ndarray                    # (n,) words per answer
+    n_units: np.ndarray                    # (n,) units of three words or more
     same: np.ndarray         # the same words in the same order once case, punctuation and markup are dropped
 
-def text_signals(texts: list) -> TextSignals:
+def text_signals(
+    texts: list,  # n answers
+) -> TextSignals:
     """Every signal coretex's detector reads, for the answers `texts` (text only, no model).
 
     Args:
-        texts (list)
+        texts (list): n answers
     """
     U = [units(t) or [t] for t in texts]
     C, keys = word_containment(texts), [" ".join(words(t)) for t in texts]
@@ -157,12 +174,15 @@ def _components(P: np.ndarray):
             seen.add(i); comp.append(i); todo += np.flatnonzero(P[i]).tolist()
         yield sorted(comp)
 
-def linked_groups(P: np.ndarray, link: np.ndarray) -> list:
+def linked_groups(
+    P: np.ndarray,     # (n, n) bool: copy pairs
+    link: np.ndarray,  # (n, n) bool: pairs similar enough to stay in one group
+) -> list:
     """Connected components of the pairs P, each pruned until every two members are linked; two unlinked members tied on (pairs, links) inside leave together.
 
     Args:
-        P (np.ndarray)
-        link (np.ndarray)
+        P (np.ndarray): (n, n) bool: copy pairs
+        link (np.ndarray): (n, n) bool: pairs similar enough to stay in one group
     """
     out = []
     for comp in _components(P):
@@ -224,13 +244,17 @@ class TextDetector:
         return linked_groups(P, P | (np.maximum(s.A70, s.A70.T) >= self.link) | s.same)
 
 # %% ../../nbs/63_sybil_detector.ipynb #ebf13c6d
-def detect_copies(texts: list, miners: list, detector: TextDetector = TextDetector()) -> SybilFindings:
+def detect_copies(
+    texts: list,                              # n answers
+    miners: list,                             # their n miner ids
+    detector: TextDetector = TextDetector(),  # the thresholds
+) -> SybilFindings:
     """coretex's sybil pairs and groups for the answers `texts` of `miners` (text only, no model).
 
     Args:
-        texts (list)
-        miners (list)
-        detector (TextDetector, default TextDetector())
+        texts (list): n answers
+        miners (list): their n miner ids
+        detector (TextDetector, default TextDetector()): the thresholds
     """
     if len(texts) < 2: return SybilFindings([], [])
     s = text_signals(texts)
@@ -262,27 +286,36 @@ class CopyDetector:
         if not 0 < self.group_floor <= self.lexical_soft <= self.lexical <= 1 or not 0 < self.semantic <= 1 or self.min_words < 1:
             raise ValueError(f"CopyDetector thresholds out of order: {self}")
 
-def copy_pairs(J: np.ndarray, S: np.ndarray, lengths: list, d: CopyDetector) -> np.ndarray:
+def copy_pairs(
+    J: np.ndarray,    # (n, n) word Jaccard
+    S: np.ndarray,    # (n, n) embedding cosine
+    lengths: list,    # n word counts
+    d: CopyDetector,  # coretex 0.2's thresholds
+) -> np.ndarray:
     """Boolean matrix of copy pairs from word overlap J, embedding cosine S and word counts.
 
     Args:
-        J (np.ndarray)
-        S (np.ndarray)
-        lengths (list)
-        d (CopyDetector)
+        J (np.ndarray): (n, n) word Jaccard
+        S (np.ndarray): (n, n) embedding cosine
+        lengths (list): n word counts
+        d (CopyDetector): coretex 0.2's thresholds
     """
     ok = np.asarray(lengths) >= d.min_words
     P = ((J >= d.lexical) | ((J >= d.lexical_soft) & (S >= d.semantic))) & np.outer(ok, ok)
     np.fill_diagonal(P, False)
     return P
 
-def copy_groups(P: np.ndarray, J: np.ndarray, floor: float) -> list:
+def copy_groups(
+    P: np.ndarray,  # (n, n) bool: copy pairs
+    J: np.ndarray,  # (n, n) word Jaccard
+    floor: float,   # in [0, 1]: members whose Jaccard to the rest falls below it leave
+) -> list:
     """Connected components of the copy pairs P, each pruned until every two members overlap >= floor (lists of indices, >= 2).
 
     Args:
-        P (np.ndarray)
-        J (np.ndarray)
-        floor (float)
+        P (np.ndarray): (n, n) bool: copy pairs
+        J (np.ndarray): (n, n) word Jaccard
+        floor (float): in [0, 1]: members whose Jaccard to the rest falls below it leave
     """
     out = []
     for comp in _components(P):
@@ -291,14 +324,19 @@ def copy_groups(P: np.ndarray, J: np.ndarray, floor: float) -> list:
         if len(comp) >= 2 and J[comp[0], comp[1]] >= floor: out.append(comp)
     return out
 
-def overlap_copies(texts: list, miners: list, embed, detector: CopyDetector = CopyDetector()) -> SybilFindings:
+def overlap_copies(
+    texts: list,                              # n answers
+    miners: list,                             # their n miner ids
+    embed,                                    # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+    detector: CopyDetector = CopyDetector(),  # coretex 0.2's thresholds
+) -> SybilFindings:
     """coretex 0.2's sybil pairs and groups for responses `texts` of `miners`; `embed(list[str]) -> float32 rows`.
 
     Args:
-        texts (list)
-        miners (list)
-        embed
-        detector (CopyDetector, default CopyDetector())
+        texts (list): n answers
+        miners (list): their n miner ids
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+        detector (CopyDetector, default CopyDetector()): coretex 0.2's thresholds
     """
     if len(texts) < 2: return SybilFindings([], [])
     E = np.asarray(embed(list(texts)), dtype=np.float32)
@@ -313,85 +351,107 @@ class RuleSetUnderTest:
     """A rule set's sybil detection and emissions, as functions of (scenario, embed).
 
     Attributes:
-        name (str)
+        name (str): seed | loosh-1.2.8 | coretex | coretex-0.48
         detect (object): (Scenario, embed) -> SybilFindings
         pay (object): (Scenario, embed) -> {miner: emission}
     """
-    name: str
+    name: str                              # seed | loosh-1.2.8 | coretex | coretex-0.48
     detect: object       # (Scenario, embed) -> SybilFindings
     pay: object          # (Scenario, embed) -> {miner: emission}
 
 def _seed_config() -> ConsensusConfig: return ConsensusConfig(heatmap=False)
 
-def seed_findings(s: Scenario, embed) -> SybilFindings:
+def seed_findings(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> SybilFindings:
     """The seed rules' sybil groups (embedding cosine >= 0.95, connected).
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     E = embed(s.texts)
     return SybilFindings([], sybil_groups(np.clip(E @ E.T, -1.0, 1.0), s.miners, _seed_config().sybil_threshold))
 
-def seed_emissions(s: Scenario, embed) -> dict:
+def seed_emissions(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> dict:
     """Emissions of the seed pipeline (`evaluate_challenge`).
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     return evaluate_challenge([r.as_input() for r in s.responses], _seed_config(), embeddings=embed(s.texts)).emissions
 
-def loosh_findings(s: Scenario, embed) -> SybilFindings:
+def loosh_findings(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> SybilFindings:
     """1.2.8's sybil pairs and groups (one BLAS thread, as 1.2.8's vectors were made).
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     from coretex.consensus.loosh_sybil import sybil_findings_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return sybil_findings_128(s.texts, s.miners, embed)
 
-def loosh_emissions(s: Scenario, embed) -> dict:
+def loosh_emissions(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> dict:
     """Emissions of 1.2.8's evaluation (entity caps live; one BLAS thread).
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     from coretex.consensus.loosh_evaluate import evaluate_128
     from threadpoolctl import threadpool_limits
     with threadpool_limits(1): return evaluate_128(s.prompt, [r.as_input() for r in s.responses], embed).emissions
 
-def coretex_findings(s: Scenario, embed) -> SybilFindings:
+def coretex_findings(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> SybilFindings:
     """coretex's detector on one scenario (it reads no embedding), in the record the rule sets share.
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     return detect_copies(s.texts, s.miners)
 
-def overlap_findings(s: Scenario, embed) -> SybilFindings:
+def overlap_findings(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> SybilFindings:
     """coretex 0.2's detector on one scenario.
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     return overlap_copies(s.texts, s.miners, embed)
 
 # %% ../../nbs/63_sybil_detector.ipynb #1fd0eb15
 DUPLICATES = ("one", "each")
 
-def pay_groups_as_one(responses: list, groups: list, evaluate) -> dict:
+def pay_groups_as_one(
+    responses: list,  # response dicts as a validator receives them
+    groups: list,     # groups of miners paid as one answer each
+    evaluate,         # response dicts -> {miner: emission}
+) -> dict:
     """Emissions when each group is paid as one answer: `evaluate` (response dicts -> emissions) sees only each group's fastest member, whose emission the group splits.
 
     Args:
-        responses (list)
-        groups (list)
-        evaluate
+        responses (list): response dicts as a validator receives them
+        groups (list): groups of miners paid as one answer each
+        evaluate: response dicts -> {miner: emission}
     """
     members = {m: g for g in groups for m in g}
     fastest = {tuple(g): min((r for r in responses if r["miner"] in g), key=lambda r: (r["response_time_ms"], r["miner"]))["miner"] for g in groups}
@@ -402,48 +462,61 @@ def pay_groups_as_one(responses: list, groups: list, evaluate) -> dict:
 def pay_duplicates(responses: list,  # response dicts as a validator receives them
                    groups: list,     # groups of miners whose answers are duplicates
                    evaluate,         # response dicts -> {miner: emission}
-                   duplicates: str = "one") -> dict:
+                   duplicates: str = "one") -> dict:  # "one" | "each"
     """Emissions under the duplicates policy: 'one' pays each group as one answer, 'each' pays every key as its own answer.
 
     Args:
         responses (list): response dicts as a validator receives them
         groups (list): groups of miners whose answers are duplicates
         evaluate: response dicts -> {miner: emission}
-        duplicates (str, default 'one')
+        duplicates (str, default 'one'): "one" | "each"
     """
     if duplicates not in DUPLICATES: raise ValueError(f"duplicates={duplicates!r}: one of {DUPLICATES}")
     return pay_groups_as_one(responses, groups, evaluate) if duplicates == "one" else evaluate(responses)
 
-def paid_under(s: Scenario, embed, groups: list, duplicates: str = "one") -> dict:
+def paid_under(
+    s: Scenario,              # one generated set
+    embed,                    # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+    groups: list,             # groups of miners a detector found
+    duplicates: str = "one",  # "one" | "each"
+) -> dict:
     """Emissions of the seed pipeline for scenario `s` with `groups` paid under the duplicates policy.
 
     Args:
-        s (Scenario)
-        embed
-        groups (list)
-        duplicates (str, default 'one')
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+        groups (list): groups of miners a detector found
+        duplicates (str, default 'one'): "one" | "each"
     """
     vec = dict(zip(s.miners, embed(s.texts)))
     run = lambda rs: evaluate_challenge(rs, _seed_config(), embeddings=np.array([vec[r["miner"]] for r in rs])).emissions
     return pay_duplicates([r.as_input() for r in s.responses], groups, run, duplicates)
 
-def coretex_emissions(s: Scenario, embed, duplicates: str = "one", detector: TextDetector = TextDetector()) -> dict:
+def coretex_emissions(
+    s: Scenario,                              # one generated set
+    embed,                                    # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+    duplicates: str = "one",                  # "one" | "each"
+    detector: TextDetector = TextDetector(),  # the thresholds
+) -> dict:
     """Emissions of the seed pipeline with coretex's detected groups paid under the duplicates policy.
 
     Args:
-        s (Scenario)
-        embed
-        duplicates (str, default 'one')
-        detector (TextDetector, default TextDetector())
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+        duplicates (str, default 'one'): "one" | "each"
+        detector (TextDetector, default TextDetector()): the thresholds
     """
     return paid_under(s, embed, detect_copies(s.texts, s.miners, detector).groups, duplicates)
 
-def overlap_emissions(s: Scenario, embed) -> dict:
+def overlap_emissions(
+    s: Scenario,  # one generated set
+    embed,        # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+) -> dict:
     """Emissions of the seed pipeline with coretex 0.2's detected groups paid as one answer.
 
     Args:
-        s (Scenario)
-        embed
+        s (Scenario): one generated set
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
     """
     return paid_under(s, embed, overlap_copies(s.texts, s.miners, embed).groups, "one")
 
@@ -455,20 +528,24 @@ SYBIL_RULE_SETS = (RuleSetUnderTest("seed", seed_findings, seed_emissions),
 # %% ../../nbs/63_sybil_detector.ipynb #ff17e2d4
 def _pair(a, b) -> frozenset: return frozenset((a, b))
 
-def true_pairs(s: Scenario) -> dict:
+def true_pairs(
+    s: Scenario,  # one generated set
+) -> dict:
     """{pair of miners: edit level} of every two members of one planted group.
 
     Args:
-        s (Scenario)
+        s (Scenario): one generated set
     """
     edit = {r.miner: r.edit for r in s.responses}
     return {_pair(a, b): max(edit[a], edit[b]) for g in s.groups for i, a in enumerate(g) for b in g[i + 1:]}
 
-def flagged_pairs(f: SybilFindings) -> set:
+def flagged_pairs(
+    f: SybilFindings,  # a detector's pairs and groups
+) -> set:
     """Pairs of miners a finding flags: its pairs and every two members of one of its groups.
 
     Args:
-        f (SybilFindings)
+        f (SybilFindings): a detector's pairs and groups
     """
     return {_pair(*p) for p in f.pairs} | {_pair(a, b) for g in f.groups for i, a in enumerate(g) for b in g[i + 1:]}
 
@@ -477,31 +554,31 @@ class SuiteScore:
     """One rule set's counts over a suite.
 
     Attributes:
-        rule_set (str)
+        rule_set (str): the rule set's name
         true_by_level (Counter, default field(default_factory=Counter)): level -> true pairs
         found_by_level (Counter, default field(default_factory=Counter)): level -> flagged true pairs
         false_by_level (Counter, default field(default_factory=Counter)): level -> flagged false pairs in single-level sets
         beside_exact (Counter, default field(default_factory=Counter)): "true" / "found": edited-copy pairs in sets that also hold exact copies
-        false_pairs (int, default 0)
-        honest_groups (int, default 0)
-        honest_sets (int, default 0)
-        honest_sets_flagged (int, default 0)
+        false_pairs (int, default 0): flagged pairs that were not planted
+        honest_groups (int, default 0): flagged groups of two or more honest miners
+        honest_sets (int, default 0): sets with no planted group
+        honest_sets_flagged (int, default 0): of those, sets where something was flagged
         shares (dict, default field(default_factory=dict)): (n, g) -> [share per topic]
-        detect_s (float, default 0.0)
-        sets (int, default 0)
+        detect_s (float, default 0.0): seconds spent detecting
+        sets (int, default 0): sets scored
     """
-    rule_set: str
+    rule_set: str                          # the rule set's name
     true_by_level: Counter = field(default_factory=Counter)     # level -> true pairs
     found_by_level: Counter = field(default_factory=Counter)    # level -> flagged true pairs
     false_by_level: Counter = field(default_factory=Counter)    # level -> flagged false pairs in single-level sets
     beside_exact: Counter = field(default_factory=Counter)     # "true" / "found": edited-copy pairs in sets that also hold exact copies
-    false_pairs: int = 0
-    honest_groups: int = 0
-    honest_sets: int = 0
-    honest_sets_flagged: int = 0
+    false_pairs: int = 0                   # flagged pairs that were not planted
+    honest_groups: int = 0                 # flagged groups of two or more honest miners
+    honest_sets: int = 0                   # sets with no planted group
+    honest_sets_flagged: int = 0           # of those, sets where something was flagged
     shares: dict = field(default_factory=dict)                  # (n, g) -> [share per topic]
-    detect_s: float = 0.0
-    sets: int = 0
+    detect_s: float = 0.0                  # seconds spent detecting
+    sets: int = 0                          # sets scored
 
     def recall(self, k: float) -> float: return self.found_by_level[k] / self.true_by_level[k] if self.true_by_level[k] else float("nan")
     def precision(self, k: float) -> float:
@@ -527,14 +604,19 @@ class SuiteScore:
                    beside_exact=Counter(d["beside_exact"]))
 
 # %% ../../nbs/63_sybil_detector.ipynb #9430aefd
-def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool = True) -> SuiteScore:
+def score_rule_set(
+    rules: RuleSetUnderTest,  # the rule set to score
+    suite: list,              # Scenario records (attack_suite)
+    embed,                    # list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+    emissions: bool = True,   # False: skip the emission shares (faster)
+) -> SuiteScore:
     """Detect on every scenario of `suite` (and pay the emission scenarios) under `rules`.
 
     Args:
-        rules (RuleSetUnderTest)
-        suite (list)
-        embed
-        emissions (bool, default True)
+        rules (RuleSetUnderTest): the rule set to score
+        suite (list): Scenario records (attack_suite)
+        embed: list of k texts -> (k, d) float32 unit rows (EmbeddingCache)
+        emissions (bool, default True): False: skip the emission shares (faster)
     """
     sc = SuiteScore(rules.name)
     for s in suite:
@@ -557,11 +639,13 @@ def score_rule_set(rules: RuleSetUnderTest, suite: list, embed, emissions: bool 
     return sc
 
 # %% ../../nbs/63_sybil_detector.ipynb #723c98fb
-def recall_table(scores: list) -> str:
+def recall_table(
+    scores: list,  # SuiteScore records, one per rule set
+) -> str:
     """Recall and precision by edit level, honest groups and time, one block per rule set.
 
     Args:
-        scores (list)
+        scores (list): SuiteScore records, one per rule set
     """
     head = "rule set      metric     " + " ".join(f"{'exact' if k == 0 else f'{k:.0%}':>6}" for k in EDIT_LEVELS)
     lines = [head]
@@ -574,11 +658,13 @@ def recall_table(scores: list) -> str:
             lines.append(f"{'':<13} edited copies in sets that also hold exact copies: {sc.beside_exact['found']}/{sc.beside_exact['true']} pairs flagged")
     return "\n".join(lines)
 
-def share_table(scores: list) -> str:
+def share_table(
+    scores: list,  # SuiteScore records, one per rule set
+) -> str:
     """Emission share of a sybil group of g keys in sets of n, per rule set, with one key's fair share.
 
     Args:
-        scores (list)
+        scores (list): SuiteScore records, one per rule set
     """
     cols = sorted(scores[0].shares)
     lines = ["rule set      " + " ".join(f"{f'n{n} g{g}':>9}" for n, g in cols),
