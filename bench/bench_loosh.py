@@ -11,7 +11,8 @@ import argparse, gzip, json, os, statistics, time, warnings
 from pathlib import Path
 from threadpoolctl import threadpool_limits
 from coretex.consensus.seed_rules import ConsensusConfig
-from coretex.consensus.loosh import VectorTable, evaluate_responses
+from coretex.consensus.loosh_inputs import VectorTable
+from coretex.consensus.loosh_evaluate import evaluate_responses
 
 VEC = Path(__file__).resolve().parents[2] / "shared" / "vectors" / "loosh" / "sets.json.gz"
 

@@ -19,8 +19,9 @@ from dataclasses import asdict
 from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
-from coretex.consensus.sybil import (SYBIL_RULE_SETS, CopyDetector, EDIT_LEVELS, EmbeddingCache, TextDetector, attack_suite, recall_table,
-                                     score_rule_set, share_table, word_overlap)
+from coretex.consensus.sybil import EDIT_LEVELS, EmbeddingCache, attack_suite
+from coretex.consensus.sybil_detector import (SYBIL_RULE_SETS, CopyDetector, TextDetector, recall_table, score_rule_set, share_table,
+                                              word_overlap)
 from coretex.consensus.sybil_corpus import corpus_suite
 from coretex.consensus.sybil_heldout import (SEPARABLE, format_signals, honest_margins, kind_table, margin_table, pair_rows, policy_rows, policy_table,
                                              pooled, score_cases, signal_classes, signal_table)

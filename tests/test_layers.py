@@ -8,7 +8,7 @@ from coretex.layers import LAYERS, circles, import_graph, layer_of, upward_impor
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG_LINES = 600
-LONG_MODULES = {"coretex.consensus.loosh": "62_loosh"}   # module -> the notebook saying why
+LONG_MODULES = {}   # module -> the notebook saying why it is longer (none now: the evaluator and loosh are rooms)
 
 
 def test_no_circle_and_no_import_runs_back_up():

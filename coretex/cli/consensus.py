@@ -15,11 +15,13 @@ from .common import (CliError, JSON_FILE_MAX, JSONL_MAX, VECTORS_MAX, _no_consta
                                 unit_float, url)
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90033
-def pick_narrator(args):
+def pick_narrator(
+    args,  # the parsed command line (argparse.Namespace): narrator_url, narrator_model, narrator_key
+):
     """The narrator of a consensus result: the named endpoint's model, else the template.
 
     Args:
-        args
+        args: the parsed command line (argparse.Namespace): narrator_url, narrator_model, narrator_key
     """
     import os
     from coretex.consensus.seed_rules import openai_narrator, template_narrative
@@ -33,9 +35,11 @@ class ProgressEmbedder:
     """An embedder that draws its batches' progress on stderr while it encodes; the vectors are the wrapped embedder's.
 
     Args:
-        inner
+        inner: an embedder with .encode(texts, progress) -> (n, d) unit rows
     """
-    def __init__(self, inner): self.inner = inner
+    def __init__(self,
+        inner,  # an embedder with .encode(texts, progress) -> (n, d) unit rows
+    ): self.inner = inner
     def encode(self, texts): return self.inner.encode(texts, True)
 
 def progress_embedder() -> ProgressEmbedder:
@@ -44,14 +48,19 @@ def progress_embedder() -> ProgressEmbedder:
     return ProgressEmbedder(Embedder())
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90039
-def record_challenge(db, args, rows, result) -> None:
+def record_challenge(
+    db,      # the store's MongoDB-like database (open_db)
+    args,    # the parsed command line (argparse.Namespace): challenge_id, responses, prompt
+    rows,    # the response dicts as read from the file
+    result,  # their ConsensusResult
+) -> None:
     """Store a challenge's evaluation, once per challenge id (default: the hash of the responses file).
 
     Args:
-        db
-        args
-        rows
-        result
+        db: the store's MongoDB-like database (open_db)
+        args: the parsed command line (argparse.Namespace): challenge_id, responses, prompt
+        rows: the response dicts as read from the file
+        result: their ConsensusResult
     """
     import hashlib
     from coretex.consensus.seed_rules import ConsensusStore
@@ -60,11 +69,13 @@ def record_challenge(db, args, rows, result) -> None:
     if not store.has_challenge(cid): store.record(cid, args.prompt or "", rows, result)
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c9003b
-def render_consensus(r) -> str:
+def render_consensus(
+    r,  # a ConsensusResult
+) -> str:
     """The text `coretex consensus` prints for a result: theta, one row per miner, Sybil groups, the heatmap and the narrative.
 
     Args:
-        r
+        r: a ConsensusResult
     """
     lines = [f"theta {r.theta:.4f}  threshold {r.threshold}  consensus {'yes' if r.consensus else 'no'}"
              + ("  (single response)" if r.single_response else "")]
@@ -78,17 +89,26 @@ def render_consensus(r) -> str:
     return "\n".join(lines + [f"\n{r.narrative}"])
 
 # %% ../../nbs/96_cli_consensus.ipynb #c10c7d35
-def add_rule_set_option(p) -> None:
+def add_rule_set_option(
+    p,  # the argparse parser of a consensus command
+) -> None:
     """The --reference option of the consensus commands: which rule set to follow.
 
     Args:
-        p
+        p: the argparse parser of a consensus command
     """
     p.add_argument("--reference", default="seed", choices=("seed", "loosh-1.2.8"),
                    help="rule set: the seed document's (default) or the Loosh validator's release 1.2.8")
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c9003d
-def cmd_consensus(args):
+def cmd_consensus(
+    args,  # the parsed command line (argparse.Namespace)
+):
+    """Run `coretex consensus`: score one challenge's responses under --reference.
+
+    Args:
+        args: the parsed command line (argparse.Namespace)
+    """
     if args.reference != "seed" or args.embeddings: return cmd_consensus_rules(args)
     from coretex.consensus.seed_rules import evaluate_challenge, check_response
     from coretex.network.store import data_dir
@@ -104,7 +124,14 @@ def cmd_consensus(args):
     finally: close()
     print(json.dumps(r.to_json(), sort_keys=True) if args.json else render_consensus(r))
 
-def add_consensus(sub):
+def add_consensus(
+    sub,  # the subparsers of the `coretex` parser
+):
+    """Add `coretex consensus` and its options.
+
+    Args:
+        sub: the subparsers of the `coretex` parser
+    """
     p = sub.add_parser("consensus", help="score one challenge's responses: consensus, scores, emissions, heatmap")
     p.add_argument("responses", metavar="RESPONSES.jsonl")
     p.add_argument("--out", help="folder for the heatmap PNG (default: $CORETEX_DATA/reports, ~/.local/share/coretex/reports)")
@@ -121,22 +148,26 @@ def add_consensus(sub):
     p.set_defaults(func=cmd_consensus)
 
 # %% ../../nbs/96_cli_consensus.ipynb #c157a997
-def vector_table(path: str):
+def vector_table(
+    path: str,  # the --embeddings file: JSON(.gz) {'model', 'vectors': {text: [floats]}}
+):
     """The stored vectors of --embeddings (a regular file, under VECTORS_MAX also decompressed), or a CliError naming the file.
 
     Args:
-        path (str)
+        path (str): the --embeddings file: JSON(.gz) {'model', 'vectors': {text: [floats]}}
     """
-    from coretex.consensus.loosh import load_vector_table
+    from coretex.consensus.loosh_inputs import load_vector_table
     gunzip_capped(read_capped(path, "--embeddings", VECTORS_MAX), f"--embeddings {path}", VECTORS_MAX)   # checked before the loader reads it whole
     try: return load_vector_table(path)
     except ValueError as e: raise CliError(f"--embeddings {path}: {e}") from None
 
-def render_rule_set(r) -> str:
+def render_rule_set(
+    r,  # a LooshEvaluation
+) -> str:
     """The text `coretex consensus --reference loosh-1.2.8` prints: theta, one row per miner, the sybil groups.
 
     Args:
-        r
+        r: a LooshEvaluation
     """
     lines = [f"theta {r.theta:.4f}  mu {r.mu:.4f}  sigma {r.sigma:.4f}  consensus {'yes' if r.consensus_achieved else 'no'}  ({r.path})",
              f"\n{'miner':<16}{'status':<8}{'quality':>8}{'score':>8}{'emission':>10}"]
@@ -146,14 +177,18 @@ def render_rule_set(r) -> str:
     groups = [", ".join(g.members) for g in (r.sybil.groups if r.sybil else ())]
     return "\n".join(lines + (["\nsybil groups: " + "; ".join(groups)] if groups else []))
 
-def cmd_consensus_rules(args):
+def cmd_consensus_rules(
+    args,  # the parsed command line (argparse.Namespace)
+):
     """coretex consensus under --reference, or on --embeddings: the rule set's evaluation, stored like the seed's.
 
     Args:
-        args
+        args: the parsed command line (argparse.Namespace)
     """
     from coretex.consensus.seed_rules import check_response
-    from coretex.consensus.loosh import SEED_RULES, rule_set, model_embedder, evaluate_responses, check_response_128, EmbeddingMissing, ResponseError
+    from coretex.consensus.loosh import SEED_RULES, rule_set
+    from coretex.consensus.loosh_inputs import model_embedder, EmbeddingMissing
+    from coretex.consensus.loosh_evaluate import evaluate_responses, check_response_128, ResponseError
     from coretex.network.store import data_dir
     rules = rule_set(args.reference)
     seed = rules.name == SEED_RULES.name
@@ -172,14 +207,19 @@ def cmd_consensus_rules(args):
     print(json.dumps({"rule_set": rules.name, **r.to_json()}, sort_keys=True) if args.json else render_rule_set(r))
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90040
-def render_weights(weights: dict, evaluations: int, since: str, alpha: float) -> str:
+def render_weights(
+    weights: dict,     # {miner: weight}, summing to 1 ({}: the round is skipped)
+    evaluations: int,  # >= 0: evaluations the weights were computed from
+    since: str,        # the --since window as typed, e.g. '24h'
+    alpha: float,      # in (0, 1]: the EMA's alpha
+) -> str:
     """The text `coretex weights` prints: the window, then one line per miner, heaviest first.
 
     Args:
-        weights (dict)
-        evaluations (int)
-        since (str)
-        alpha (float)
+        weights (dict): {miner: weight}, summing to 1 ({}: the round is skipped)
+        evaluations (int): >= 0: evaluations the weights were computed from
+        since (str): the --since window as typed, e.g. '24h'
+        alpha (float): in (0, 1]: the EMA's alpha
     """
     if not weights:
         return f"no weights: {evaluations} evaluation(s) in the last {since}" + (", every EMA is zero (round skipped)" if evaluations else "")
@@ -187,7 +227,14 @@ def render_weights(weights: dict, evaluations: int, since: str, alpha: float) ->
                      + [f"{m:<24}{v:.6f}" for m, v in sorted(weights.items(), key=lambda kv: -kv[1])])
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90042
-def cmd_weights(args):
+def cmd_weights(
+    args,  # the parsed command line (argparse.Namespace)
+):
+    """Run `coretex weights`: print the weights the stored evaluations give.
+
+    Args:
+        args: the parsed command line (argparse.Namespace)
+    """
     if args.reference != "seed": return cmd_weights_rules(args)
     from datetime import datetime, timezone
     from coretex.consensus.seed_rules import ConsensusStore, ema_weights
@@ -199,7 +246,14 @@ def cmd_weights(args):
     if args.json: return print(json.dumps({"since": args.since, "evaluations": len(evs), "weights": w}, sort_keys=True))
     print(render_weights(w, len(evs), args.since, args.alpha))
 
-def add_weights(sub):
+def add_weights(
+    sub,  # the subparsers of the `coretex` parser
+):
+    """Add `coretex weights` and its options.
+
+    Args:
+        sub: the subparsers of the `coretex` parser
+    """
     p = sub.add_parser("weights", help="print normalised EMA weights over stored evaluations")
     p.add_argument("--since", default="24h", help="lookback window, e.g. 24h, 90m, 2d")
     p.add_argument("--alpha", type=unit_float, default=0.3, help="EMA weight of the newest evaluation, in (0, 1]")
@@ -211,37 +265,45 @@ def add_weights(sub):
     p.set_defaults(func=cmd_weights)
 
 # %% ../../nbs/96_cli_consensus.ipynb #c1d4b90e
-def read_json_file(path: str, option: str):
+def read_json_file(
+    path: str,    # a regular file of at most JSON_FILE_MAX bytes
+    option: str,  # the option that named it, for the error
+):
     """The JSON in a regular file an option names (at most JSON_FILE_MAX bytes), or a CliError naming both.
 
     Args:
-        path (str)
-        option (str)
+        path (str): a regular file of at most JSON_FILE_MAX bytes
+        option (str): the option that named it, for the error
     """
     try: return json.loads(read_capped(path, option, JSON_FILE_MAX), parse_constant=_no_constant)
     except (ValueError, RecursionError) as e: raise CliError(f"{option} {path}: not JSON ({str(e)[:80]})") from None
 
-def sybil_scores_file(path: str) -> dict:
+def sybil_scores_file(
+    path: str,  # the --sybil-scores file: JSON {hotkey: score in [0, 1]}
+) -> dict:
     """The {hotkey: score in [0, 1]} of --sybil-scores.
 
     Args:
-        path (str)
+        path (str): the --sybil-scores file: JSON {hotkey: score in [0, 1]}
     """
     d = read_json_file(path, "--sybil-scores")
     if not isinstance(d, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in d.values()):
         raise CliError(f"--sybil-scores {path}: expected an object of hotkey: score in [0, 1]")
     return {str(k): float(v) for k, v in d.items()}
 
-def cmd_weights_rules(args):
+def cmd_weights_rules(
+    args,  # the parsed command line (argparse.Namespace)
+):
     """coretex weights under --reference: from the store, or a replayed --scenario.
 
     Args:
-        args
+        args: the parsed command line (argparse.Namespace)
     """
     from dataclasses import asdict, replace
     from datetime import datetime, timezone
     from coretex.consensus.seed_rules import ConsensusStore
-    from coretex.consensus.loosh import rule_set, set_weights_128, weight_inputs, store_weights_128, sybil_scores_from_records
+    from coretex.consensus.loosh import rule_set
+    from coretex.consensus.loosh_weights import set_weights_128, weight_inputs, store_weights_128, sybil_scores_from_records
     rules = rule_set(args.reference)
     scores = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
     if args.scenario:
@@ -261,17 +323,21 @@ def cmd_weights_rules(args):
     print(render_weights(w, len(evs), args.since, rules.weights.alpha))
 
 # %% ../../nbs/96_cli_consensus.ipynb #c1cfc2c6
-def rule_set_weigh(rules, db, args):
+def rule_set_weigh(
+    rules,  # the RuleSet --reference names
+    db,     # the store's MongoDB-like database (read for sybil groups)
+    args,   # the parsed command line (argparse.Namespace): sybil_scores
+):
     """The service's weight rule: None (the seed document's EMA weights) or 1.2.8's, with sybil scores from --sybil-scores or the store.
 
     Args:
-        rules
-        db
-        args
+        rules: the RuleSet --reference names
+        db: the store's MongoDB-like database (read for sybil groups)
+        args: the parsed command line (argparse.Namespace): sybil_scores
     """
     if rules.name == "seed": return None
     from datetime import timedelta
-    from coretex.consensus.loosh import store_weights_128, sybil_scores_from_records
+    from coretex.consensus.loosh_weights import store_weights_128, sybil_scores_from_records
     fixed = sybil_scores_file(args.sybil_scores) if args.sybil_scores else None
     def weigh(evaluations, now):
         since = now - timedelta(hours=rules.weights.lookback_h)
@@ -280,7 +346,14 @@ def rule_set_weigh(rules, db, args):
     return weigh
 
 # %% ../../nbs/96_cli_consensus.ipynb #a1c90045
-def cmd_consensus_service(args):
+def cmd_consensus_service(
+    args,  # the parsed command line (argparse.Namespace)
+):
+    """Run `coretex consensus-service` until a signal or --for ends it.
+
+    Args:
+        args: the parsed command line (argparse.Namespace)
+    """
     import signal
     from coretex.consensus.seed_rules import ConsensusStore, WeightLoop, DatabaseWeightSetter, run_service
     from coretex.consensus.loosh import rule_set
@@ -297,7 +370,14 @@ def cmd_consensus_service(args):
                     poll=min(60.0, interval.total_seconds() or 1.0), duration=duration, log=say)
     finally: close()
 
-def add_consensus_service(sub):
+def add_consensus_service(
+    sub,  # the subparsers of the `coretex` parser
+):
+    """Add `coretex consensus-service` and its options.
+
+    Args:
+        sub: the subparsers of the `coretex` parser
+    """
     p = sub.add_parser("consensus-service", help="set weights and clean up stored evaluations on a schedule")
     p.add_argument("--interval", help="time between weight settings (default: the rule set's, 1800s seed, 4320s loosh-1.2.8)")
     p.add_argument("--rate-limit", help="shortest time between two weight settings (default: the interval)")

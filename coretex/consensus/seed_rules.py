@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['ICE_CHALLENGE', 'CLEANED', 'ConsensusConfig', 'clean_responses', 'ResponseError', 'check_response', 'lof_filter',
            'length_filter', 'cluster_filter', 'theta', 'lexical_polarity', 'polarity_agrees', 'individual_score',
-           'top_score_bonus', 'base_emissions', 'sybil_groups', 'draw_heatmap', 'template_narrative', 'openai_narrator',
-           'ConsensusResult', 'evaluate_challenge', 'ice_responses', 'ema_scores', 'ema_weights', 'ConsensusStore',
+           'top_score_bonus', 'base_emissions', 'sybil_groups', 'draw_heatmap', 'ice_responses', 'ConsensusResult',
+           'template_narrative', 'evaluate_challenge', 'openai_narrator', 'ema_scores', 'ema_weights', 'ConsensusStore',
            'DatabaseWeightSetter', 'WeightLoop', 'run_service']
 
 # %% ../../nbs/61_seed_rules.ipynb #92482b1e
@@ -22,37 +22,37 @@ class ConsensusConfig:
 
     Attributes:
         outliers (bool, default True): LOF outlier removal (needs >= 3 responses)
-        length_filter (bool, default True)
-        quality_sensitivity (float, default 0.3): keep words >= (1 - s) x mean; lower = stricter
-        clustering (bool, default True)
-        distance_threshold (float, default 0.5): agglomerative, on 1 - cosine, average linkage
+        length_filter (bool, default True): drop answers much shorter than the others (see quality_sensitivity)
+        quality_sensitivity (float, default 0.3): in [0, 1]: keep words >= (1 - s) x mean; lower = stricter
+        clustering (bool, default True): keep only the dominant agglomerative cluster (see distance_threshold)
+        distance_threshold (float, default 0.5): in (0, 2]: agglomerative, on 1 - cosine, average linkage
         lambda_factor (float, default 1.0): theta = mean + lambda x std; negative = conservative
-        consensus_threshold (float, default 0.7)
+        consensus_threshold (float, default 0.7): in [-1, 1]: consensus holds when theta is above it
         polarity (bool, default False): also require >= polarity_agreement of non-neutral survivors to agree
-        polarity_agreement (float, default 0.8)
-        weighted_scoring (bool, default True): use given confidences
-        consensus_multiplier (float, default 1.2)
-        bonus_cap (float, default 1.5)
-        bonus_scale (float, default 0.1)
-        sybil_threshold (float, default 0.95)
-        heatmap (bool, default True)
+        polarity_agreement (float, default 0.8): in (0, 1]: the share of non-neutral survivors that must agree
+        weighted_scoring (bool, default True): use given confidences (False: every confidence counts 1.0)
+        consensus_multiplier (float, default 1.2): >= 1: the emission multiplier of a miner in consensus
+        bonus_cap (float, default 1.5): >= 1: the top scorer's multiplier never exceeds it
+        bonus_scale (float, default 0.1): > 0: top bonus = 1 + 0.5 x tanh(scale x lead in points)
+        sybil_threshold (float, default 0.95): in [-1, 1]: pairs at or above this cosine are flagged as copies
+        heatmap (bool, default True): draw the similarity heatmap (a PNG, when out_dir is given)
         max_embed_chars (int, default 4000): texts are cut for the embedder; words are counted on the full text
     """
     outliers: bool = True                 # LOF outlier removal (needs >= 3 responses)
-    length_filter: bool = True
-    quality_sensitivity: float = 0.3      # keep words >= (1 - s) x mean; lower = stricter
-    clustering: bool = True
-    distance_threshold: float = 0.5       # agglomerative, on 1 - cosine, average linkage
+    length_filter: bool = True            # drop answers much shorter than the others (see quality_sensitivity)
+    quality_sensitivity: float = 0.3      # in [0, 1]: keep words >= (1 - s) x mean; lower = stricter
+    clustering: bool = True               # keep only the dominant agglomerative cluster (see distance_threshold)
+    distance_threshold: float = 0.5       # in (0, 2]: agglomerative, on 1 - cosine, average linkage
     lambda_factor: float = 1.0            # theta = mean + lambda x std; negative = conservative
-    consensus_threshold: float = 0.7
+    consensus_threshold: float = 0.7      # in [-1, 1]: consensus holds when theta is above it
     polarity: bool = False                # also require >= polarity_agreement of non-neutral survivors to agree
-    polarity_agreement: float = 0.8
-    weighted_scoring: bool = True         # use given confidences
-    consensus_multiplier: float = 1.2
-    bonus_cap: float = 1.5
-    bonus_scale: float = 0.1
-    sybil_threshold: float = 0.95
-    heatmap: bool = True
+    polarity_agreement: float = 0.8       # in (0, 1]: the share of non-neutral survivors that must agree
+    weighted_scoring: bool = True         # use given confidences (False: every confidence counts 1.0)
+    consensus_multiplier: float = 1.2     # >= 1: the emission multiplier of a miner in consensus
+    bonus_cap: float = 1.5                # >= 1: the top scorer's multiplier never exceeds it
+    bonus_scale: float = 0.1              # > 0: top bonus = 1 + 0.5 x tanh(scale x lead in points)
+    sybil_threshold: float = 0.95         # in [-1, 1]: pairs at or above this cosine are flagged as copies
+    heatmap: bool = True                  # draw the similarity heatmap (a PNG, when out_dir is given)
     max_embed_chars: int = 4000           # texts are cut for the embedder; words are counted on the full text
 
 # %% ../../nbs/61_seed_rules.ipynb #9136bc18
@@ -65,11 +65,13 @@ def _number(x):
     except (TypeError, ValueError): return None
     return x if math.isfinite(x) else None
 
-def clean_responses(responses) -> tuple:
+def clean_responses(
+    responses,  # response dicts as received (miner, text, response_time_ms, confidence?)
+) -> tuple:
     """(kept responses with normalised fields, [(miner, reason)] of those that left).
 
     Args:
-        responses
+        responses: response dicts as received (miner, text, response_time_ms, confidence?)
     """
     kept, gone, seen = [], [], set()
     for i, r in enumerate(responses):
@@ -93,11 +95,13 @@ class ResponseError(ValueError):
 _FIELD_TYPES = {"miner": ((str, int), "a string or an integer"), "text": ((str,), "a string"),
                 "response_time_ms": ((int, float), "a finite number"), "confidence": ((int, float), "a finite number")}
 
-def check_response(r: dict) -> dict:
+def check_response(
+    r: dict,  # one response from a file handed to the command line
+) -> dict:
     """`r` if each of its fields has a type a response takes (or is missing / null); ResponseError naming the field otherwise.
 
     Args:
-        r (dict)
+        r (dict): one response from a file handed to the command line
     """
     for k, (types, says) in _FIELD_TYPES.items():
         v = r.get(k)
@@ -106,12 +110,15 @@ def check_response(r: dict) -> dict:
     return r
 
 # %% ../../nbs/61_seed_rules.ipynb #25549fc6
-def lof_filter(E: np.ndarray, idx: list) -> tuple:
+def lof_filter(
+    E: np.ndarray,  # (n, d) unit embeddings of all responses
+    idx: list,      # indices of the responses still in (rows of the matrix)
+) -> tuple:
     """(survivor indices, {index: reason}) after LOF on the rows `idx` of E.
 
     Args:
-        E (np.ndarray)
-        idx (list)
+        E (np.ndarray): (n, d) unit embeddings of all responses
+        idx (list): indices of the responses still in (rows of the matrix)
     """
     if len(idx) < 3: return idx, {}
     from sklearn.neighbors import LocalOutlierFactor
@@ -121,13 +128,17 @@ def lof_filter(E: np.ndarray, idx: list) -> tuple:
             {i: f"LOF outlier (factor {-s:.2f})" for i, f, s in zip(idx, flags, lof.negative_outlier_factor_) if f != 1})
 
 # %% ../../nbs/61_seed_rules.ipynb #d40ccc32
-def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
+def length_filter(
+    words: list,         # n word counts, one per response
+    idx: list,           # indices of the responses still in (rows of the matrix)
+    sensitivity: float,  # in [0, 1]: keep words >= (1 - sensitivity) x mean
+) -> tuple:
     """(survivor indices, {index: reason}) of the length filter.
 
     Args:
-        words (list)
-        idx (list)
-        sensitivity (float)
+        words (list): n word counts, one per response
+        idx (list): indices of the responses still in (rows of the matrix)
+        sensitivity (float): in [0, 1]: keep words >= (1 - sensitivity) x mean
     """
     if not 0 <= sensitivity <= 1: raise ValueError(f"quality_sensitivity {sensitivity} outside [0, 1]")
     if not idx: return idx, {}
@@ -135,13 +146,17 @@ def length_filter(words: list, idx: list, sensitivity: float) -> tuple:
     return [i for i in idx if words[i] >= floor], {i: f"too short ({words[i]} words < {floor:.1f})" for i in idx if words[i] < floor}
 
 # %% ../../nbs/61_seed_rules.ipynb #5f10ac1d
-def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
+def cluster_filter(
+    S: np.ndarray,     # (n, n) cosine matrix of all responses
+    idx: list,         # indices of the responses still in (rows of the matrix)
+    threshold: float,  # in (0, 2]: agglomerative distance (1 - cosine), average linkage
+) -> tuple:
     """(survivor indices, {index: reason}) keeping the dominant agglomerative cluster.
 
     Args:
-        S (np.ndarray)
-        idx (list)
-        threshold (float)
+        S (np.ndarray): (n, n) cosine matrix of all responses
+        idx (list): indices of the responses still in (rows of the matrix)
+        threshold (float): in (0, 2]: agglomerative distance (1 - cosine), average linkage
     """
     if len(idx) < 2: return idx, {}
     from sklearn.cluster import AgglomerativeClustering
@@ -157,13 +172,17 @@ def cluster_filter(S: np.ndarray, idx: list, threshold: float) -> tuple:
     return best, {i: "outside the dominant cluster" for i in idx if i not in best}
 
 # %% ../../nbs/61_seed_rules.ipynb #d40c872a
-def theta(S: np.ndarray, idx: list, lam: float = 1.0) -> float:
+def theta(
+    S: np.ndarray,     # (n, n) cosine matrix
+    idx: list,         # the survivors' indices
+    lam: float = 1.0,  # theta = mean + lam x std; negative = conservative
+) -> float:
     """mean + lam x std of the survivors' pairwise similarities (0 with fewer than 2).
 
     Args:
-        S (np.ndarray)
-        idx (list)
-        lam (float, default 1.0)
+        S (np.ndarray): (n, n) cosine matrix
+        idx (list): the survivors' indices
+        lam (float, default 1.0): theta = mean + lam x std; negative = conservative
     """
     if len(idx) < 2: return 0.0
     sub = S[np.ix_(idx, idx)]
@@ -174,11 +193,13 @@ _AFF = {"yes", "yeah", "yep", "correct", "true", "right", "indeed", "absolutely"
 _NEG = {"no", "nope", "not", "never", "false", "incorrect", "cannot", "can't", "don't", "doesn't", "isn't", "aren't",
         "won't", "wasn't", "weren't", "neither", "nor", "wrong"}
 
-def lexical_polarity(text: str) -> str:
+def lexical_polarity(
+    text: str,  # an answer; returns 'affirmative', 'negative' or 'neutral'
+) -> str:
     """affirmative / negative / neutral: the first word if it is a yes or a no, else the balance of cue words.
 
     Args:
-        text (str)
+        text (str): an answer; returns 'affirmative', 'negative' or 'neutral'
     """
     words = re.findall(r"[a-z']+", text.lower())
     if not words: return "neutral"
@@ -187,27 +208,37 @@ def lexical_polarity(text: str) -> str:
     a, n = sum(w in _AFF for w in words), sum(w in _NEG for w in words)
     return "affirmative" if a > n else "negative" if n > a else "neutral"
 
-def polarity_agrees(labels: list, share: float = 0.8) -> bool:
+def polarity_agrees(
+    labels: list,        # the survivors' polarities ('affirmative' | 'negative' | 'neutral')
+    share: float = 0.8,  # in (0, 1]: the share of non-neutral labels that must agree
+) -> bool:
     """True when at least `share` of the non-neutral labels are the same (vacuously true with none).
 
     Args:
-        labels (list)
-        share (float, default 0.8)
+        labels (list): the survivors' polarities ('affirmative' | 'negative' | 'neutral')
+        share (float, default 0.8): in (0, 1]: the share of non-neutral labels that must agree
     """
     pol = [l for l in labels if l != "neutral"]
     return not pol or max(pol.count("affirmative"), pol.count("negative")) / len(pol) >= share
 
 # %% ../../nbs/61_seed_rules.ipynb #99823e9c
-def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: float, in_consensus: bool) -> float:
+def individual_score(
+    i: int,              # the scored response's index
+    S: np.ndarray,       # (n, n) cosine matrix
+    survivors: list,     # the survivors' indices
+    words: list,         # n word counts
+    conf: float,         # in [0, 1]: the miner's confidence (1.0 when not given)
+    in_consensus: bool,  # whether response i is in consensus
+) -> float:
     """The 0-100 composite of response i.
 
     Args:
-        i (int)
-        S (np.ndarray)
-        survivors (list)
-        words (list)
-        conf (float)
-        in_consensus (bool)
+        i (int): the scored response's index
+        S (np.ndarray): (n, n) cosine matrix
+        survivors (list): the survivors' indices
+        words (list): n word counts
+        conf (float): in [0, 1]: the miner's confidence (1.0 when not given)
+        in_consensus (bool): whether response i is in consensus
     """
     others = [j for j in survivors if j != i]
     align = float(np.mean(S[i, others])) if others else 0.0
@@ -216,22 +247,29 @@ def individual_score(i: int, S: np.ndarray, survivors: list, words: list, conf: 
     return 100 * (0.5 * 0.6 * align + 0.2 * words[i] / max(max(words), 1) + 0.2 * conf)
 
 # %% ../../nbs/61_seed_rules.ipynb #018ed982
-def top_score_bonus(d: float, scale: float = 0.1, cap: float = 1.5) -> float:
+def top_score_bonus(
+    d: float,            # >= 0: the top scorer's lead over the second, in points (0-100)
+    scale: float = 0.1,  # > 0: 1 + 0.5 x tanh(scale x d)
+    cap: float = 1.5,    # >= 1: the multiplier never exceeds it
+) -> float:
     """Multiplier for the top scorer whose lead over the second is `d` points.
 
     Args:
-        d (float)
-        scale (float, default 0.1)
-        cap (float, default 1.5)
+        d (float): >= 0: the top scorer's lead over the second, in points (0-100)
+        scale (float, default 0.1): > 0: 1 + 0.5 x tanh(scale x d)
+        cap (float, default 1.5): >= 1: the multiplier never exceeds it
     """
     return min(cap, 1 + 0.5 * math.tanh(scale * max(0.0, d)))
 
-def base_emissions(times: list, th: float) -> list:
+def base_emissions(
+    times: list,  # n response times in ms, >= 0
+    th: float,    # the round's theta
+) -> list:
     """(1 - t_i / sum t) x theta for each response.
 
     Args:
-        times (list)
-        th (float)
+        times (list): n response times in ms, >= 0
+        th (float): the round's theta
     """
     top = max(times, default=0.0)
     if top <= 0: return [(1 - 1 / len(times)) * th for _ in times]
@@ -239,13 +277,17 @@ def base_emissions(times: list, th: float) -> list:
     return [(1 - s / sum(shares)) * th for s in shares]
 
 # %% ../../nbs/61_seed_rules.ipynb #38d54b0c
-def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
+def sybil_groups(
+    S: np.ndarray,            # (n, n) cosine matrix
+    miners: list,             # the n miner ids
+    threshold: float = 0.95,  # in [-1, 1]: pairs at or above it are linked
+) -> list:
     """Groups (>= 2 miners) connected by pairwise cosine >= threshold.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        threshold (float, default 0.95)
+        S (np.ndarray): (n, n) cosine matrix
+        miners (list): the n miner ids
+        threshold (float, default 0.95): in [-1, 1]: pairs at or above it are linked
     """
     parent = list(range(len(miners)))
     def find(a):
@@ -258,14 +300,19 @@ def sybil_groups(S: np.ndarray, miners: list, threshold: float = 0.95) -> list:
     for i in range(len(miners)): groups.setdefault(find(i), []).append(miners[i])
     return sorted((sorted(g) for g in groups.values() if len(g) >= 2), key=lambda g: g[0])
 
-def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response similarity (cosine)") -> str:
+def draw_heatmap(
+    S: np.ndarray,                                # (n, n) cosine matrix
+    miners: list,                                 # the n miner ids, the axes' labels
+    path: str,                                    # the PNG file to write
+    title: str = "Response similarity (cosine)",  # the figure's title
+) -> str:
     """Write the similarity heatmap PNG to `path`; returns the path.
 
     Args:
-        S (np.ndarray)
-        miners (list)
-        path (str)
-        title (str, default 'Response similarity (cosine)')
+        S (np.ndarray): (n, n) cosine matrix
+        miners (list): the n miner ids, the axes' labels
+        path (str): the PNG file to write
+        title (str, default 'Response similarity (cosine)'): the figure's title
     """
     from matplotlib.figure import Figure   # not pyplot: drawing a file leaves the caller's backend and open figures alone
     n = len(miners)
@@ -284,12 +331,75 @@ def draw_heatmap(S: np.ndarray, miners: list, path: str, title: str = "Response 
     fig.savefig(path)
     return path
 
+# %% ../../nbs/61_seed_rules.ipynb #6c69ba2e
+ICE_CHALLENGE = [
+    ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
+    ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
+    ("m03", "Because of hydrogen bonds, frozen water forms a hexagonal structure with more empty space than the liquid, which makes ice less dense, so it floats on water.", 1100, 0.8),
+    ("m04", "Ice is less dense than water. Freezing makes hydrogen bonds hold molecules in a spacious lattice, lowering the density below that of the liquid, so ice floats.", 760, 0.95),
+    ("m05", "The open hexagonal lattice of ice, held together by hydrogen bonds, has a lower density than liquid water, which is why ice floats instead of sinking.", 1300, 0.7),
+    ("m06", "Water expands as it freezes because hydrogen bonds force the molecules into an ordered, open arrangement; the resulting solid is less dense, so it floats.", 990, 0.8),
+    ("m07", "Ice floats since solid water is less dense than liquid water, the hydrogen-bonded crystal keeping its molecules farther apart than in the liquid.", 1050, None),
+    ("m08", "Ice floats mainly because small air bubbles get trapped inside it while it freezes, and the trapped air makes the ice light enough to float on the water.", 700, 0.6),
+    ("m09", "Trapped air bubbles are the reason: freezing water captures air pockets, and all that air makes the block of ice buoyant so it stays on top of the water.", 880, 0.65),
+    ("m10", "It floats because air gets caught in the ice as it forms, and those bubbles of air lift the ice up so that it rests on the surface of the water.", 910, 0.5),
+    ("m11", "The quarterly earnings call is scheduled for Thursday, and analysts expect revenue to grow modestly on the back of stronger subscription sales in Europe.", 400, 1.0),
+    ("m12", "Ice floats because it is less dense than water.", 300, 0.99),
+]
+
+def ice_responses() -> list:
+    "The twelve-response example challenge as response dicts."
+    return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
+
+# %% ../../nbs/61_seed_rules.ipynb #de53698e
+@dataclass
+class ConsensusResult:
+    """The outcome of one consensus round: theta, whether consensus held, who was in and out.
+
+    Attributes:
+        theta (float): mean + lambda x std of the survivors' cosines
+        consensus (bool): theta above the threshold (and polarity agreeing, when asked)
+        in_consensus (list): the miners in consensus, response order
+        out_of_consensus (list): [{"miner", "reason"}]
+        scores (dict): miner -> points
+        emissions (dict): miner -> emission
+        heatmap_png (str | None): the heatmap's path (None: not drawn)
+        threshold (float): the consensus threshold used
+        single_response (bool, default False): only one response was valid
+        sybil (list, default dfield(default_factory=list)): groups of miners whose answers are near copies
+        polarity (dict, default dfield(default_factory=dict)): {miner: polarity} (when asked)
+        narrative (str, default ''): a plain account of the round
+    """
+    theta: float                           # mean + lambda x std of the survivors' cosines
+    consensus: bool                        # theta above the threshold (and polarity agreeing, when asked)
+    in_consensus: list                     # the miners in consensus, response order
+    out_of_consensus: list        # [{"miner", "reason"}]
+    scores: dict                  # miner -> points
+    emissions: dict               # miner -> emission
+    heatmap_png: str|None                  # the heatmap's path (None: not drawn)
+    threshold: float                       # the consensus threshold used
+    single_response: bool = False          # only one response was valid
+    sybil: list = dfield(default_factory=list)  # groups of miners whose answers are near copies
+    polarity: dict = dfield(default_factory=dict)  # {miner: polarity} (when asked)
+    narrative: str = ""                    # a plain account of the round
+    def to_json(self) -> dict: return {k: v for k, v in asdict(self).items()}
+
+_EMBEDDER = None
+def _default_embedder():
+    global _EMBEDDER
+    if _EMBEDDER is None:
+        from coretex.toolkit.embeddings import Embedder
+        _EMBEDDER = Embedder()
+    return _EMBEDDER
+
 # %% ../../nbs/61_seed_rules.ipynb #83a43aa6
-def template_narrative(r) -> str:
+def template_narrative(
+    r,  # a ConsensusResult
+) -> str:
     """A plain account of a consensus result.
 
     Args:
-        r
+        r: a ConsensusResult
     """
     if not r.scores and not r.out_of_consensus: return "No responses were received."
     lines = [f"{len(r.scores)} response(s) were scored; theta = {r.theta:.3f} against the threshold {r.threshold:.2f}: "
@@ -302,87 +412,29 @@ def template_narrative(r) -> str:
     if r.sybil: lines.append("Possible Sybil groups (cosine >= 0.95): " + "; ".join(", ".join(g) for g in r.sybil) + ".")
     return " ".join(lines)
 
-# %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
-def openai_narrator(base_url: str, model: str, api_key: str|None = None, timeout: float = 30.0):
-    """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
-
-    Args:
-        base_url (str)
-        model (str)
-        api_key (str | None, default None)
-        timeout (float, default 30.0)
-    """
-    import json as _json, urllib.request, urllib.error
-    def narrate(r) -> str:
-        facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
-                 "out_of_consensus": r.out_of_consensus, "scores": r.scores, "emissions": r.emissions, "sybil_groups": r.sybil}
-        body = {"model": model, "temperature": 0, "messages": [
-            {"role": "system", "content": "You summarise a validator's consensus evaluation of miners' responses, factually, in one paragraph."},
-            {"role": "user", "content": "Evaluation result (JSON):\n" + _json.dumps(facts, sort_keys=True)}]}
-        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", _json.dumps(body).encode(),
-                                     {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
-        try:
-            with urllib.request.urlopen(req, timeout=timeout) as resp: return _json.loads(resp.read())["choices"][0]["message"]["content"].strip()
-        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as e:
-            return template_narrative(r) + f" (LLM narrator unavailable: {e.__class__.__name__}; template used)"
-    return narrate
-
-# %% ../../nbs/61_seed_rules.ipynb #de53698e
-@dataclass
-class ConsensusResult:
-    """The outcome of one consensus round: theta, whether consensus held, who was in and out.
-
-    Attributes:
-        theta (float)
-        consensus (bool)
-        in_consensus (list)
-        out_of_consensus (list): [{"miner", "reason"}]
-        scores (dict): miner -> points
-        emissions (dict): miner -> emission
-        heatmap_png (str | None)
-        threshold (float)
-        single_response (bool, default False)
-        sybil (list, default dfield(default_factory=list))
-        polarity (dict, default dfield(default_factory=dict))
-        narrative (str, default '')
-    """
-    theta: float
-    consensus: bool
-    in_consensus: list
-    out_of_consensus: list        # [{"miner", "reason"}]
-    scores: dict                  # miner -> points
-    emissions: dict               # miner -> emission
-    heatmap_png: str|None
-    threshold: float
-    single_response: bool = False
-    sybil: list = dfield(default_factory=list)
-    polarity: dict = dfield(default_factory=dict)
-    narrative: str = ""
-    def to_json(self) -> dict: return {k: v for k, v in asdict(self).items()}
-
-_EMBEDDER = None
-def _default_embedder():
-    global _EMBEDDER
-    if _EMBEDDER is None:
-        from coretex.toolkit.embeddings import Embedder
-        _EMBEDDER = Embedder()
-    return _EMBEDDER
-
 # %% ../../nbs/61_seed_rules.ipynb #cbc4253e
-def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=None, embeddings=None, out_dir=None,
-                       polarity_fn=lexical_polarity, narrator=template_narrative) -> ConsensusResult:
+def evaluate_challenge(
+    responses: list,                      # one challenge's answers: dicts with miner, text, response_time_ms, confidence?
+    config: ConsensusConfig|None = None,  # the pipeline's knobs; None: ConsensusConfig(), the document's defaults
+    embedder=None,                        # has .encode(n texts) -> (n, d) unit rows; None: the packaged MiniLM
+    embeddings=None,                      # (len(responses), d) unit rows in response order, used instead of embedder
+    out_dir: str|None = None,             # folder for the heatmap PNG (when config.heatmap); None: no file
+    polarity_fn=None,                     # text -> "affirmative" | "negative" | "neutral"; None: lexical_polarity
+    narrator=None,                        # ConsensusResult -> str, its narrative; None: template_narrative
+) -> ConsensusResult:
     """Consensus, scores and emissions for the responses to one challenge.
 
     Args:
-        responses
-        config (ConsensusConfig | None, default None)
-        embedder (default None)
-        embeddings (default None)
-        out_dir (default None)
-        polarity_fn (default lexical_polarity)
-        narrator (default template_narrative)
+        responses (list): one challenge's answers: dicts with miner, text, response_time_ms, confidence?
+        config (ConsensusConfig | None, default None): the pipeline's knobs; None: ConsensusConfig(), the document's defaults
+        embedder (default None): has .encode(n texts) -> (n, d) unit rows; None: the packaged MiniLM
+        embeddings (default None): (len(responses), d) unit rows in response order, used instead of embedder
+        out_dir (str | None, default None): folder for the heatmap PNG (when config.heatmap); None: no file
+        polarity_fn (default None): text -> "affirmative" | "negative" | "neutral"; None: lexical_polarity
+        narrator (default None): ConsensusResult -> str, its narrative; None: template_narrative
     """
     cfg = config or ConsensusConfig()
+    polarity_fn, narrator = polarity_fn or lexical_polarity, narrator or template_narrative
     kept, gone = clean_responses(responses)
     miners, words = [k["miner"] for k in kept], [k["words"] for k in kept]
     n, out = len(kept), [{"miner": m, "reason": why} for m, why in gone]
@@ -423,37 +475,52 @@ def evaluate_challenge(responses, config: ConsensusConfig|None = None, embedder=
     r.narrative = narrator(r)
     return r
 
-# %% ../../nbs/61_seed_rules.ipynb #6c69ba2e
-ICE_CHALLENGE = [
-    ("m01", "Ice floats because it is less dense than liquid water: when water freezes, hydrogen bonds lock the molecules into an open hexagonal lattice that takes up more space.", 820, 0.9),
-    ("m02", "When water freezes, hydrogen bonding arranges the molecules into an open crystal lattice, so ice is about nine percent less dense than liquid water and therefore floats.", 940, 0.85),
-    ("m03", "Because of hydrogen bonds, frozen water forms a hexagonal structure with more empty space than the liquid, which makes ice less dense, so it floats on water.", 1100, 0.8),
-    ("m04", "Ice is less dense than water. Freezing makes hydrogen bonds hold molecules in a spacious lattice, lowering the density below that of the liquid, so ice floats.", 760, 0.95),
-    ("m05", "The open hexagonal lattice of ice, held together by hydrogen bonds, has a lower density than liquid water, which is why ice floats instead of sinking.", 1300, 0.7),
-    ("m06", "Water expands as it freezes because hydrogen bonds force the molecules into an ordered, open arrangement; the resulting solid is less dense, so it floats.", 990, 0.8),
-    ("m07", "Ice floats since solid water is less dense than liquid water, the hydrogen-bonded crystal keeping its molecules farther apart than in the liquid.", 1050, None),
-    ("m08", "Ice floats mainly because small air bubbles get trapped inside it while it freezes, and the trapped air makes the ice light enough to float on the water.", 700, 0.6),
-    ("m09", "Trapped air bubbles are the reason: freezing water captures air pockets, and all that air makes the block of ice buoyant so it stays on top of the water.", 880, 0.65),
-    ("m10", "It floats because air gets caught in the ice as it forms, and those bubbles of air lift the ice up so that it rests on the surface of the water.", 910, 0.5),
-    ("m11", "The quarterly earnings call is scheduled for Thursday, and analysts expect revenue to grow modestly on the back of stronger subscription sales in Europe.", 400, 1.0),
-    ("m12", "Ice floats because it is less dense than water.", 300, 0.99),
-]
+# %% ../../nbs/61_seed_rules.ipynb #4fbb2eee
+def openai_narrator(
+    base_url: str,             # an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+    model: str,                # the model name the endpoint serves
+    api_key: str|None = None,  # bearer token; None: none sent
+    timeout: float = 30.0,     # > 0: seconds to wait for an answer
+):
+    """A narrator that asks an OpenAI-compatible /chat/completions endpoint to write the narrative.
 
-def ice_responses() -> list:
-    "The twelve-response example challenge as response dicts."
-    return [{"miner": m, "text": t, "response_time_ms": ms, **({"confidence": c} if c is not None else {})} for m, t, ms, c in ICE_CHALLENGE]
+    Args:
+        base_url (str): an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1
+        model (str): the model name the endpoint serves
+        api_key (str | None, default None): bearer token; None: none sent
+        timeout (float, default 30.0): > 0: seconds to wait for an answer
+    """
+    import json as _json, urllib.request, urllib.error
+    def narrate(r) -> str:
+        facts = {"theta": round(r.theta, 4), "threshold": r.threshold, "consensus": r.consensus, "in_consensus": r.in_consensus,
+                 "out_of_consensus": r.out_of_consensus, "scores": r.scores, "emissions": r.emissions, "sybil_groups": r.sybil}
+        body = {"model": model, "temperature": 0, "messages": [
+            {"role": "system", "content": "You summarise a validator's consensus evaluation of miners' responses, factually, in one paragraph."},
+            {"role": "user", "content": "Evaluation result (JSON):\n" + _json.dumps(facts, sort_keys=True)}]}
+        req = urllib.request.Request(base_url.rstrip("/") + "/chat/completions", _json.dumps(body).encode(),
+                                     {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp: return _json.loads(resp.read())["choices"][0]["message"]["content"].strip()
+        except (urllib.error.URLError, OSError, KeyError, IndexError, ValueError) as e:
+            return template_narrative(r) + f" (LLM narrator unavailable: {e.__class__.__name__}; template used)"
+    return narrate
 
 # %% ../../nbs/61_seed_rules.ipynb #076acbf6
 def _utc(t: datetime) -> datetime: return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t.astimezone(timezone.utc)
 
-def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
+def ema_scores(
+    evaluations,                                # dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+    alpha: float = 0.3,                         # in (0, 1]: weight of the newest observation
+    lookback: timedelta = timedelta(hours=24),  # observations older than now - lookback are ignored
+    now: datetime|None = None,                  # the moment of the computation; None: the clock
+) -> dict:
     """Per-miner EMA of emissions over the window (now - lookback, now].
 
     Args:
-        evaluations
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        now (datetime | None, default None)
+        evaluations: dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+        alpha (float, default 0.3): in (0, 1]: weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): observations older than now - lookback are ignored
+        now (datetime | None, default None): the moment of the computation; None: the clock
     """
     if not 0 < alpha <= 1: raise ValueError(f"alpha {alpha} outside (0, 1]")
     now = _utc(now or datetime.now(timezone.utc))
@@ -468,14 +535,19 @@ def ema_scores(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(
         ema[m] = float(v) if m not in ema else alpha * float(v) + (1 - alpha) * ema[m]
     return ema
 
-def ema_weights(evaluations, alpha: float = 0.3, lookback: timedelta = timedelta(hours=24), now: datetime|None = None) -> dict:
+def ema_weights(
+    evaluations,                                # dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+    alpha: float = 0.3,                         # in (0, 1]: weight of the newest observation
+    lookback: timedelta = timedelta(hours=24),  # observations older than now - lookback are ignored
+    now: datetime|None = None,                  # the moment of the computation; None: the clock
+) -> dict:
     """Weights (summing to 1) from the EMA of each miner's emissions; {} when every EMA is zero.
 
     Args:
-        evaluations
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        now (datetime | None, default None)
+        evaluations: dicts {'timestamp', 'emissions': {miner: float}} (or 'miner', 'emission'), any order
+        alpha (float, default 0.3): in (0, 1]: weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): observations older than now - lookback are ignored
+        now (datetime | None, default None): the moment of the computation; None: the clock
     """
     ema = ema_scores(evaluations, alpha, lookback, now)
     total = sum(max(0.0, v) for v in ema.values())
@@ -488,9 +560,11 @@ class ConsensusStore:
     """The consensus validator's collections in one MongoDB database.
 
     Args:
-        db
+        db: a MongoDB-like database (coretex.network.store.open_db)
     """
-    def __init__(self, db): self.db = db
+    def __init__(self,
+        db,  # a MongoDB-like database (coretex.network.store.open_db)
+    ): self.db = db
 
     def record(self, challenge_id: str, prompt: str, responses: list, result: ConsensusResult, now: datetime|None = None) -> None:
         """Store one evaluated challenge.
@@ -538,9 +612,11 @@ class DatabaseWeightSetter:
     """Default weight setter: one record per weight setting, in the `weights` collection.
 
     Args:
-        db
+        db: a MongoDB-like database; weights go to its 'weights' collection
     """
-    def __init__(self, db): self.db = db
+    def __init__(self,
+        db,  # a MongoDB-like database; weights go to its 'weights' collection
+    ): self.db = db
     def __call__(self, weights: dict, now: datetime) -> None: self.db.weights.insert_one({"timestamp": now, "weights": weights})
 
 # %% ../../nbs/61_seed_rules.ipynb #c189ef2d
@@ -549,24 +625,24 @@ class WeightLoop:
     """Sets weights from the store's evaluations at most every `interval`, within the rate limit.
 
     Attributes:
-        store (ConsensusStore)
-        setter (object)
-        interval (timedelta, default timedelta(seconds=1800))
+        store (ConsensusStore): where the evaluations are read
+        setter (object): (weights, now) -> None, e.g. DatabaseWeightSetter
+        interval (timedelta, default timedelta(seconds=1800)): time between two attempts
         rate_limit (timedelta, default timedelta(seconds=1800)): minimum time between two successful settings
-        alpha (float, default 0.3)
-        lookback (timedelta, default timedelta(hours=24))
-        last_attempt (datetime | None, default None)
-        last_set (datetime | None, default None)
+        alpha (float, default 0.3): in (0, 1]: the EMA's weight of the newest observation
+        lookback (timedelta, default timedelta(hours=24)): evaluations older than this are ignored
+        last_attempt (datetime | None, default None): the last tick that tried (None: never)
+        last_set (datetime | None, default None): the last tick that set weights (None: never)
         weigh (object, default None): (evaluations, now) -> weights; None: the seed document's EMA weights
     """
-    store: ConsensusStore
-    setter: object
-    interval: timedelta = timedelta(seconds=1800)
+    store: ConsensusStore                  # where the evaluations are read
+    setter: object                         # (weights, now) -> None, e.g. DatabaseWeightSetter
+    interval: timedelta = timedelta(seconds=1800)  # time between two attempts
     rate_limit: timedelta = timedelta(seconds=1800)   # minimum time between two successful settings
-    alpha: float = 0.3
-    lookback: timedelta = timedelta(hours=24)
-    last_attempt: datetime|None = None
-    last_set: datetime|None = None
+    alpha: float = 0.3                     # in (0, 1]: the EMA's weight of the newest observation
+    lookback: timedelta = timedelta(hours=24)  # evaluations older than this are ignored
+    last_attempt: datetime|None = None     # the last tick that tried (None: never)
+    last_set: datetime|None = None         # the last tick that set weights (None: never)
     weigh: object = None                            # (evaluations, now) -> weights; None: the seed document's EMA weights
 
     def tick(self, now: datetime) -> str:
@@ -586,21 +662,29 @@ class WeightLoop:
         return "set"
 
 # %% ../../nbs/61_seed_rules.ipynb #151fa09a
-def run_service(loop: WeightLoop, cleanup_every: timedelta = timedelta(hours=24), retention: timedelta = timedelta(hours=48),
-                poll: float = 60.0, duration: float|None = None, stop: threading.Event|None = None, log=print,
-                clock=lambda: datetime.now(timezone.utc)) -> None:
+def run_service(
+    loop: WeightLoop,                                # the weight loop to tick
+    cleanup_every: timedelta = timedelta(hours=24),  # time between two clean-ups of the store
+    retention: timedelta = timedelta(hours=48),      # the clean-up drops records older than this
+    poll: float = 60.0,                              # > 0: seconds between ticks
+    duration: float|None = None,                     # seconds to run; None: until stop
+    stop: threading.Event|None = None,               # set it to end the loop; None: a fresh event
+    log=None,                                        # str -> None, one line per event; None: print
+    clock=None,                                      # () -> aware datetime, the current time; None: the UTC wall clock
+) -> None:
     """Tick the weight loop every `poll` s and clean up every `cleanup_every`, until `stop` is set or `duration` s have passed.
 
     Args:
-        loop (WeightLoop)
-        cleanup_every (timedelta, default timedelta(hours=24))
-        retention (timedelta, default timedelta(hours=48))
-        poll (float, default 60.0)
-        duration (float | None, default None)
-        stop (threading.Event | None, default None)
-        log (default print)
-        clock (default lambda: datetime.now(timezone.utc))
+        loop (WeightLoop): the weight loop to tick
+        cleanup_every (timedelta, default timedelta(hours=24)): time between two clean-ups of the store
+        retention (timedelta, default timedelta(hours=48)): the clean-up drops records older than this
+        poll (float, default 60.0): > 0: seconds between ticks
+        duration (float | None, default None): seconds to run; None: until stop
+        stop (threading.Event | None, default None): set it to end the loop; None: a fresh event
+        log (default None): str -> None, one line per event; None: print
+        clock (default None): () -> aware datetime, the current time; None: the UTC wall clock
     """
+    log, clock = log or print, clock or (lambda: datetime.now(timezone.utc))
     stop, end, last_cleanup = stop or threading.Event(), None if duration is None else time.monotonic() + duration, None
     while not stop.is_set() and (end is None or time.monotonic() < end):
         now = clock()

@@ -16,7 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, replace
 from importlib.resources import files
 import numpy as np
-from .sybil import units, words
+from .sybil import words
+from .sybil_detector import units
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #fd1e07e1
 CORPORA = ("tuning", "heldout")
@@ -28,20 +29,24 @@ class CorpusError(ValueError):
 
 def _fixture(name: str): return files("coretex.fixtures").joinpath(f"sybil/{name}")
 
-def load_corpus(name: str) -> dict:
+def load_corpus(
+    name: str,  # 'tuning' or 'heldout' (CORPORA)
+) -> dict:
     """The hand-written corpus `name` ('tuning' or 'heldout') as {question id: question record with its answers}.
 
     Args:
-        name (str)
+        name (str): 'tuning' or 'heldout' (CORPORA)
     """
     if name not in CORPORA: raise CorpusError(f"corpus {name!r}: one of {CORPORA}")
     return {p["id"]: p for p in json.loads(gzip.decompress(_fixture(f"corpus-{name}.json.gz").read_bytes()))["prompts"]}
 
-def hand_paraphrases(name: str) -> dict:
+def hand_paraphrases(
+    name: str,  # 'tuning' or 'heldout' (CORPORA)
+) -> dict:
     """Paraphrases of answers of corpus `name`, written by hand the way an LLM paraphraser rewrites: {answer id: [paraphrase, ...]}.
 
     Args:
-        name (str)
+        name (str): 'tuning' or 'heldout' (CORPORA)
     """
     if name not in CORPORA: raise CorpusError(f"corpus {name!r}: one of {CORPORA}")
     return json.loads(gzip.decompress(_fixture("paraphrases.json.gz").read_bytes()))["paraphrases"][name]
@@ -72,23 +77,31 @@ def _case(src: str, alt: str) -> str:
     return alt.upper() if src.isupper() and len(src) > 1 else (alt[:1].upper() + alt[1:] if src[:1].isupper() else alt)
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #90c4350c
-def exact(src, rng, ctx):
+def exact(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The source itself.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     return src
 
-def reorder(src, rng, ctx):
+def reorder(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """Sentences shuffled inside each prose line, top-level list items (with their sub-items) inside each list; code and headers stay.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     out, run, code = [], [], False
     bullet, sub = re.compile(r"^(?:[-*•+]|\d+[.)])\s+"), re.compile(r"^\s+(?:[-*•+]|\d+[.)])\s+")
@@ -113,38 +126,52 @@ def reorder(src, rng, ctx):
         paras = src.split("\n\n"); rng.shuffle(paras); res = "\n\n".join(paras)
     return res
 
-def synonyms(src, rng, ctx, rate: float = 0.3):
+def synonyms(
+    src,                # the operator's source answer
+    rng,                # random.Random: the attack's only randomness
+    ctx,                # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+    rate: float = 0.3,  # in [0, 1]: share of swappable words swapped
+):
     """Table words swapped for a synonym at `rate`.
 
     Args:
-        src
-        rng
-        ctx
-        rate (float, default 0.3)
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+        rate (float, default 0.3): in [0, 1]: share of swappable words swapped
     """
     return _words_map(src, lambda w: _case(w, rng.choice(SYNONYMS[w.lower()])) if w.lower() in SYNONYMS and rng.random() < rate else w)
 
-def filler(src, rng, ctx, rate: float = 0.15):
+def filler(
+    src,                 # the operator's source answer
+    rng,                 # random.Random: the attack's only randomness
+    ctx,                 # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+    rate: float = 0.15,  # in [0, 1]: fillers per word
+):
     """Filler words before a share `rate` of the lower-case words, and a filler sentence at the start or the end.
 
     Args:
-        src
-        rng
-        ctx
-        rate (float, default 0.15)
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+        rate (float, default 0.15): in [0, 1]: fillers per word
     """
     res = _words_map(src, lambda w: f"{rng.choice(_T['fillers'])} {w}" if rng.random() < rate and w.islower() else w)
     s = rng.choice(_T["filler_sentences"])
     return f"{s} {res}" if rng.random() < 0.5 and "\n" not in res else f"{res}\n\n{s}" if "\n" in res else f"{res} {s}"
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #f4dae418
-def numbers(src, rng, ctx):
+def numbers(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """Number formats rewritten: digits and words swapped, thousands separators, % and degrees spelled out, ranges with 'to'.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     def num(m):
         t = m.group(0)
@@ -158,13 +185,17 @@ def numbers(src, rng, ctx):
     res = re.sub(r"\b(\w+)-(\w+) minutes\b", r"\1 to \2 minutes", res)
     return _words_map(res, lambda w: WORD_NUMBERS[w.lower()] if w.lower() in WORD_NUMBERS and rng.random() < 0.5 else w)
 
-def case_punct(src, rng, ctx):
+def case_punct(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """Case and punctuation changed: two of commas, semicolons, exclamation marks, quotes, capitals; lower-cased 60% of the time.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     v = rng.sample(["commas", "semis", "bangs", "quotes", "title"], 2) + (["lower"] if rng.random() < 0.6 else [])
     res = src.lower() if "lower" in v else src
@@ -175,13 +206,17 @@ def case_punct(src, rng, ctx):
     if "title" in v and "lower" not in v: res = re.sub(r"(^|\n)(\w+)", lambda m: m.group(1) + m.group(2).upper(), res, count=3)
     return res
 
-def markdown(src, rng, ctx):
+def markdown(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """Rendered the other way: markdown to plain prose, or prose to a headed bulleted list with bold lead words.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     if re.search(r"\*\*|^\s*(?:[-*]|\d+\.)\s|^#", src, re.M):
         return " ".join(u if u.endswith((".", "!", "?", ":")) else u + "." for u in units(src, 1))
@@ -191,25 +226,33 @@ def markdown(src, rng, ctx):
         items.append(f"- **{' '.join(w[:k])}** {' '.join(w[k:])}".rstrip())
     return head + "\n\n" + "\n".join(items)
 
-def truncate70(src, rng, ctx):
+def truncate70(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The first 70% of the words, cut at a word boundary and closed with a full stop.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     ends = [m.end() for m in re.finditer(r"\S+", src)]
     cut = src[:ends[max(1, round(0.7 * len(ends))) - 1]].rstrip(" ,;:-")
     return cut if cut.endswith((".", "!", "?", "`")) else cut + "."
 
-def british(src, rng, ctx):
+def british(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """American to British spelling and words (or back, for a British source), whichever changes more.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     uk = _words_map(src, lambda w: _case(w, US_UK[w.lower()]) if w.lower() in US_UK else w)
     us = _words_map(src, lambda w: _case(w, UK_US[w.lower()]) if w.lower() in UK_US else w)
@@ -218,13 +261,17 @@ def british(src, rng, ctx):
 
 LIGHT = {"reorder": reorder, "synonyms": synonyms, "filler": filler, "numbers": numbers, "case_punct": case_punct, "markdown": markdown, "british": british}
 
-def stacked(src, rng, ctx):
+def stacked(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """Three or four light edits in a row.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     for k in rng.sample(sorted(LIGHT), rng.choice([3, 4])): src = LIGHT[k](src, rng, ctx)
     return src
@@ -250,25 +297,34 @@ def _lc(s: str) -> str: return s[:1].lower() + s[1:] if s[:2] != s[:2].upper() e
 def _uc(s: str) -> str: return s[:1].upper() + s[1:]
 def _keep_case(src: str, alt: str) -> str: return _uc(alt) if src[:1].isupper() else alt
 
-def swap_phrases(s: str, rng: random.Random, p: float) -> str:
+def swap_phrases(
+    s: str,              # a sentence
+    rng: random.Random,  # the edit's randomness
+    p: float,            # in [0, 1]: chance each known phrase is swapped
+) -> str:
     """Table phrases (longest first) reworded, each with probability p.
 
     Args:
-        s (str)
-        rng (random.Random)
-        p (float)
+        s (str): a sentence
+        rng (random.Random): the edit's randomness
+        p (float): in [0, 1]: chance each known phrase is swapped
     """
     for pat, alts in _PHRASES: s = pat.sub(lambda m: _keep_case(m.group(0), rng.choice(alts)) if rng.random() < p else m.group(0), s)
     return s
 
-def swap_words(s: str, rng: random.Random, p: float, protect: set) -> str:
+def swap_words(
+    s: str,              # a sentence
+    rng: random.Random,  # the edit's randomness
+    p: float,            # in [0, 1]: chance each known word is swapped
+    protect: set,        # lower-case words never swapped (the question's terms)
+) -> str:
     """Table words swapped with probability p (never inside `code`, never a protected word), digits and number words too.
 
     Args:
-        s (str)
-        rng (random.Random)
-        p (float)
-        protect (set)
+        s (str): a sentence
+        rng (random.Random): the edit's randomness
+        p (float): in [0, 1]: chance each known word is swapped
+        protect (set): lower-case words never swapped (the question's terms)
     """
     out, pos = [], 0
     for m in re.finditer(r"`[^`]*`|[A-Za-z][A-Za-z'-]*|\d+", s):
@@ -281,12 +337,15 @@ def swap_words(s: str, rng: random.Random, p: float, protect: set) -> str:
             out.append(_keep_case(w, rng.choice(alts)) if alts else w)
     return "".join(out) + s[pos:]
 
-def restructure(s: str, rng: random.Random) -> str:
+def restructure(
+    s: str,              # a sentence
+    rng: random.Random,  # the edit's randomness
+) -> str:
     """One clause-level rewrite of a sentence (reordered or split), when a rule matches.
 
     Args:
-        s (str)
-        rng (random.Random)
+        s (str): a sentence
+        rng (random.Random): the edit's randomness
     """
     body, stop = (s[:-1], s[-1]) if s and s[-1] in ".!?" else (s, ".")
     rules = [(pat, alts) for pat, alts in _CLAUSES if pat.search(body)]
@@ -296,21 +355,26 @@ def restructure(s: str, rng: random.Random) -> str:
     a, b = g.get("a", ""), g.get("b", "")
     return _uc(rng.choice(alts).format(a=a, b=b, a_lc=_lc(a), A=_uc(a), B=_uc(b))) + stop
 
-def frame_sentence(s: str, rng: random.Random) -> str:
+def frame_sentence(
+    s: str,              # a sentence
+    rng: random.Random,  # the edit's randomness
+) -> str:
     """The sentence inside a frame from the pool ('Put simply, ...', 'The key point is that ...').
 
     Args:
-        s (str)
-        rng (random.Random)
+        s (str): a sentence
+        rng (random.Random): the edit's randomness
     """
     f = rng.choice(_T["frames"])
     return f.format(s=s, l=_lc(s)) if "{l}" in f else f.format(s=s, l=s)
 
-def aside(rng: random.Random) -> str:
+def aside(
+    rng: random.Random,  # the edit's randomness
+) -> str:
     """One generated filler sentence (12 x 10 x 10 x 12 combinations).
 
     Args:
-        rng (random.Random)
+        rng (random.Random): the edit's randomness
     """
     return " ".join(rng.choice(_T["aside"][k]) for k in "asvt")
 
@@ -330,13 +394,17 @@ def _protected(text: str) -> set:
     return {w.lower() for w in re.findall(r"\b[A-Z][a-zA-Z]+\b", text) if w.lower() not in SYNONYMS and w.lower() not in PHRASES} | \
            {w.lower() for w in re.findall(r"\b\w*\d\w*\b", text)}
 
-def paraphrase_once(text: str, rng: random.Random, strength: float) -> str:
+def paraphrase_once(
+    text: str,           # an answer
+    rng: random.Random,  # the edit's randomness
+    strength: float,     # in [0, 1]: how much of it is rewritten
+) -> str:
     """One draw of the rule paraphraser at `strength` (0 light, 1 heavy, up to 1.8 with asides).
 
     Args:
-        text (str)
-        rng (random.Random)
-        strength (float)
+        text (str): an answer
+        rng (random.Random): the edit's randomness
+        strength (float): in [0, 1]: how much of it is rewritten
     """
     protect, out = _protected(text), []
     for pc in _pieces(text):
@@ -356,24 +424,32 @@ def paraphrase_once(text: str, rng: random.Random, strength: float) -> str:
     if strength > 0.7 and rng.random() < min(1.0, strength): res = res + ("\n\n" if "\n" in res else " ") + rng.choice(_T["closers"])
     return res
 
-def jaccard(a: str, b: str) -> float:
+def jaccard(
+    a: str,  # a text
+    b: str,  # another
+) -> float:
     """Word-multiset Jaccard of two texts.
 
     Args:
-        a (str)
-        b (str)
+        a (str): a text
+        b (str): another
     """
     A, B = Counter(words(a)), Counter(words(b))
     return sum((A & B).values()) / max(1, sum((A | B).values()))
 
-def paraphrase(text: str, rng: random.Random, target: float = 0.40, tries: int = 40) -> tuple:
+def paraphrase(
+    text: str,             # an answer
+    rng: random.Random,    # the edit's randomness
+    target: float = 0.40,  # in [0, 1]: word Jaccard with the source to get below
+    tries: int = 40,       # >= 1: rewrites tried, each stronger
+) -> tuple:
     """(paraphrase, its Jaccard with `text`): ever stronger draws until the Jaccard is under `target` (else the lowest draw).
 
     Args:
-        text (str)
-        rng (random.Random)
-        target (float, default 0.4)
-        tries (int, default 40)
+        text (str): an answer
+        rng (random.Random): the edit's randomness
+        target (float, default 0.4): in [0, 1]: word Jaccard with the source to get below
+        tries (int, default 40): >= 1: rewrites tried, each stronger
     """
     best = None
     for t in range(tries):
@@ -384,56 +460,76 @@ def paraphrase(text: str, rng: random.Random, target: float = 0.40, tries: int =
     return best
 
 # %% ../../nbs/63a_sybil_corpus.ipynb #324c11ae
-def concat(src, rng, ctx):
+def concat(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The source and a second full answer: a light rewrite of a spare answer of the question, appended (75%) or prepended.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     second = paraphrase_once(rng.choice(ctx["spare"]), rng, 0.3)
     return f"{src}\n\n{second}" if rng.random() < 0.75 else f"{second}\n\n{src}"
 
-def frame(src, rng, ctx):
+def frame(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The source with a victim's answer (an honest miner of the same set) appended.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     return f"{src}\n\n{ctx['victim']}"
 
-def rule_paraphrase(src, rng, ctx):
+def rule_paraphrase(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The rule paraphraser's copy: word Jaccard with the source under 0.40 if any draw gets there.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     return paraphrase(src, rng)[0]
 
-def para_hand(src, rng, ctx):
+def para_hand(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """The next unused hand-written paraphrase of the source.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     return ctx["hand"].pop(0)
 
 _SHORT = [lambda t: t, lambda t: t.rstrip("."), lambda t: t.lower()]
 
-def short(src, rng, ctx):
+def short(
+    src,  # the operator's source answer
+    rng,  # random.Random: the attack's only randomness
+    ctx,  # dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
+):
     """A short answer copied exactly, or without its full stop, or lower-cased.
 
     Args:
-        src
-        rng
-        ctx
+        src: the operator's source answer
+        rng: random.Random: the attack's only randomness
+        ctx: dict: other answers an attack may use ('spare', 'victim', 'hand'); {} for most
     """
     return rng.choice(_SHORT)(src) if rng.random() < 0.5 else src
 
@@ -453,38 +549,38 @@ class CorpusResponse(Answer):
     Attributes:
         kind (str): honest: the corpus kind; sybil: 'source' or the attack kind
         answer (str): the corpus answer the text comes from (the source's, for copies)
-        writer (str, default '')
+        writer (str, default ''): the model or person that wrote it ('' unknown)
     """
     kind: str            # honest: the corpus kind; sybil: 'source' or the attack kind
     answer: str          # the corpus answer the text comes from (the source's, for copies)
-    writer: str = ""
+    writer: str = ""                       # the model or person that wrote it ('' unknown)
 
 @dataclass(frozen=True)
 class Case:
     """One challenge of a corpus suite: responses, the planted sybil group (source first) and the honest same-model clusters.
 
     Attributes:
-        name (str)
-        corpus (str)
+        name (str): the set's name, e.g. 'heldout-H14-exact'
+        corpus (str): 'tuning' or 'heldout'
         question (str): question id
-        prompt (str)
-        category (str)
+        prompt (str): the question as asked
+        category (str): short | factual | howto | opinion | code
         attack (str): an attack kind, 'honest' or 'honest_same_model'
-        spread (str)
-        responses (tuple)
-        groups (tuple, default ())
-        dups (tuple, default ())
+        spread (str): own | coldkey | shared: how the copies' keys spread
+        responses (tuple): CorpusResponse records
+        groups (tuple, default ()): planted sybil groups, the source first
+        dups (tuple, default ()): honest duplicate groups (same model)
     """
-    name: str
-    corpus: str
+    name: str                              # the set's name, e.g. 'heldout-H14-exact'
+    corpus: str                            # 'tuning' or 'heldout'
     question: str        # question id
-    prompt: str
-    category: str
+    prompt: str                            # the question as asked
+    category: str                          # short | factual | howto | opinion | code
     attack: str          # an attack kind, 'honest' or 'honest_same_model'
-    spread: str
-    responses: tuple
-    groups: tuple = ()
-    dups: tuple = ()
+    spread: str                            # own | coldkey | shared: how the copies' keys spread
+    responses: tuple                       # CorpusResponse records
+    groups: tuple = ()                     # planted sybil groups, the source first
+    dups: tuple = ()                       # honest duplicate groups (same model)
 
     @property
     def miners(self) -> list: return [r.miner for r in self.responses]
@@ -522,16 +618,23 @@ def _assemble(name: str, corpus: str, p: dict, attack: str, source: dict, copies
         out.append(CorpusResponse(miner, text, float(t), ip, ck, role, kind, aid, writer))
     return Case(name, corpus, p["id"], p["prompt"], p["category"], attack, spread, tuple(out), (tuple(m for _, m in sorted(group)),))
 
-def attack_case(corpus: str, p: dict, kind: str, rng: random.Random, spread: str, hand: dict) -> Case|None:
+def attack_case(
+    corpus: str,         # 'tuning' or 'heldout'
+    p: dict,             # one question of the corpus (load_corpus)
+    kind: str,           # an attack kind (ATTACKS)
+    rng: random.Random,  # the edit's randomness
+    spread: str,         # own | coldkey | shared
+    hand: dict,          # the corpus' hand paraphrases (hand_paraphrases)
+) -> Case|None:
     """One attack set of `kind` on question `p` (None when no answer of it can be the kind's source).
 
     Args:
-        corpus (str)
-        p (dict)
-        kind (str)
-        rng (random.Random)
-        spread (str)
-        hand (dict)
+        corpus (str): 'tuning' or 'heldout'
+        p (dict): one question of the corpus (load_corpus)
+        kind (str): an attack kind (ATTACKS)
+        rng (random.Random): the edit's randomness
+        spread (str): own | coldkey | shared
+        hand (dict): the corpus' hand paraphrases (hand_paraphrases)
     """
     pool = _pool(p)
     srcs = [a for a in pool if a["n_words"] < 8] if kind == "short" else [a for a in pool if _applies(kind, a, hand)]
@@ -547,14 +650,19 @@ def attack_case(corpus: str, p: dict, kind: str, rng: random.Random, spread: str
     copies = [ATTACKS[kind](source["text"], rng, ctx) for _ in range(g - 1)]
     return _assemble(f"{corpus}-{p['id']}-{kind}", corpus, p, kind, source, copies, honest, rng, spread)
 
-def honest_case(corpus: str, p: dict, rng: random.Random, same_model: bool) -> Case:
+def honest_case(
+    corpus: str,         # 'tuning' or 'heldout'
+    p: dict,             # one question of the corpus (load_corpus)
+    rng: random.Random,  # the edit's randomness
+    same_model: bool,    # True: include the same-model duplicate answers
+) -> Case:
     """Every honest answer of question `p`: the independent ones, or all of them with the same-model clusters recorded in `dups`.
 
     Args:
-        corpus (str)
-        p (dict)
-        rng (random.Random)
-        same_model (bool)
+        corpus (str): 'tuning' or 'heldout'
+        p (dict): one question of the corpus (load_corpus)
+        rng (random.Random): the edit's randomness
+        same_model (bool): True: include the same-model duplicate answers
     """
     answers = p["answers"] if same_model else _pool(p)
     rows = [(a["text"], a["kind"], a["id"], a["writer"]) for a in answers]
@@ -570,12 +678,15 @@ def honest_case(corpus: str, p: dict, rng: random.Random, same_model: bool) -> C
     attack = "honest_same_model" if same_model else "honest"
     return Case(f"{corpus}-{p['id']}-{attack}", corpus, p["id"], p["prompt"], p["category"], attack, "own", out, (), dups)
 
-def corpus_suite(corpus: str, seed: int = 0) -> list:
+def corpus_suite(
+    corpus: str,    # 'tuning' or 'heldout'
+    seed: int = 0,  # the suite's random seed
+) -> list:
     """Every attack kind on every question it applies to (short answers three times), and the honest sets; deterministic in (corpus, seed).
 
     Args:
-        corpus (str)
-        seed (int, default 0)
+        corpus (str): 'tuning' or 'heldout'
+        seed (int, default 0): the suite's random seed
     """
     c, hand, out = load_corpus(corpus), hand_paraphrases(corpus), []
     for i, (pid, p) in enumerate(sorted(c.items())):

@@ -12,7 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from importlib.resources import files
 import numpy as np
-from .sybil import SYBIL_RULE_SETS, TextDetector, detect_copies, flagged_pairs, paid_under, text_signals, units, words
+from .sybil import words
+from .sybil_detector import SYBIL_RULE_SETS, TextDetector, detect_copies, flagged_pairs, paid_under, text_signals, units
 from .sybil_corpus import CORPORA, INSEPARABLE, KIND_ORDER, corpus_suite
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #0f68745a
@@ -21,13 +22,17 @@ def _contained(A: np.ndarray, ok: np.ndarray) -> np.ndarray:
     A = np.where(ok[:, None], A, 0.0)
     return np.maximum(A, A.T)
 
-def pair_rows(cases: list, embed=None, detector: TextDetector = TextDetector()) -> list:
+def pair_rows(
+    cases: list,                              # Case records (corpus_suite)
+    embed=None,                               # list of k texts -> (k, d) unit rows for MiniLM's signals; None: text only
+    detector: TextDetector = TextDetector(),  # coretex's detector and its thresholds
+) -> list:
     """One row per pair of answers in each case: its label, the answers, and the pair signals (MiniLM's too, given `embed`).
 
     Args:
-        cases (list)
-        embed (default None)
-        detector (TextDetector, default TextDetector())
+        cases (list): Case records (corpus_suite)
+        embed (default None): list of k texts -> (k, d) unit rows for MiniLM's signals; None: text only
+        detector (TextDetector, default TextDetector()): coretex's detector and its thresholds
     """
     rows = []
     for c in cases:
@@ -55,11 +60,13 @@ def pair_rows(cases: list, embed=None, detector: TextDetector = TextDetector()) 
     return rows
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #f449af59
-def honest_rows(rows: list) -> list:
+def honest_rows(
+    rows: list,  # pair rows (pair_rows)
+) -> list:
     """The distinct honest pairs among `rows` (each pair of answers once, however many sets hold it).
 
     Args:
-        rows (list)
+        rows (list): pair rows (pair_rows)
     """
     seen, out = set(), []
     for r in rows:
@@ -67,11 +74,13 @@ def honest_rows(rows: list) -> list:
         if r["label"] == "honest" and key not in seen: seen.add(key); out.append(r)
     return out
 
-def margin_rules(detector: TextDetector = TextDetector()) -> list:
+def margin_rules(
+    detector: TextDetector = TextDetector(),  # coretex's detector and its thresholds
+) -> list:
     """(name, pair score, threshold) of each rule whose honest margin is reported.
 
     Args:
-        detector (TextDetector, default TextDetector())
+        detector (TextDetector, default TextDetector()): coretex's detector and its thresholds
     """
     d = detector
     return [("coretex: overlap, >= 25 words", lambda r: r["J"] if r["shorter"] >= d.min_words else 0.0, d.overlap),
@@ -80,12 +89,15 @@ def margin_rules(detector: TextDetector = TextDetector()) -> list:
             ("coretex-0.48: overlap, >= 8 words", lambda r: r["J"] if r["shorter"] >= 8 else 0.0, 0.48),
             ("seed: MiniLM cosine", lambda r: r.get("S", float("nan")), 0.95)]
 
-def honest_margins(rows: list, detector: TextDetector = TextDetector()) -> list:
+def honest_margins(
+    rows: list,                               # pair rows (pair_rows)
+    detector: TextDetector = TextDetector(),  # coretex's detector and its thresholds
+) -> list:
     """Per rule: its threshold, the closest distinct honest pair, the margin, and how many honest pairs reach the threshold.
 
     Args:
-        rows (list)
-        detector (TextDetector, default TextDetector())
+        rows (list): pair rows (pair_rows)
+        detector (TextDetector, default TextDetector()): coretex's detector and its thresholds
     """
     H, out = honest_rows(rows), []
     for name, score, th in margin_rules(detector):
@@ -96,11 +108,13 @@ def honest_margins(rows: list, detector: TextDetector = TextDetector()) -> list:
                     "words": top["shorter"], "margin": round(th - float(np.nanmax(v)), 3), "at_or_above": int((v >= th).sum()), "pairs": len(H)})
     return out
 
-def margin_table(margins: list) -> str:
+def margin_table(
+    margins: list,  # honest_margins' rows
+) -> str:
     """`honest_margins` as text.
 
     Args:
-        margins (list)
+        margins (list): honest_margins' rows
     """
     return "\n".join(f"{m['rule']:<36} threshold {m['threshold']:.2f}  honest max {m['honest_max']:.3f} ({m['pair']}, {m['words']} words)  "
                      f"margin {m['margin']:+.3f}  at or above {m['at_or_above']} of {m['pairs']}" for m in margins)
@@ -108,13 +122,17 @@ def margin_table(margins: list) -> str:
 # %% ../../nbs/63b_sybil_heldout.ipynb #3af05856
 def _pairs_of(groups) -> set: return {frozenset((a, b)) for g in groups for i, a in enumerate(g) for b in g[i + 1:]}
 
-def score_cases(cases: list, rules: tuple, embed) -> tuple:
+def score_cases(
+    cases: list,   # Case records (corpus_suite)
+    rules: tuple,  # RuleSetUnderTest records (SYBIL_RULE_SETS)
+    embed,         # list of k texts -> (k, d) unit rows; None for rule sets that need no model
+) -> tuple:
     """({rule: {kind: Counter}}, {rule: {case: [found, false]}}) for the rule sets `rules` over `cases`.
 
     Args:
-        cases (list)
-        rules (tuple)
-        embed
+        cases (list): Case records (corpus_suite)
+        rules (tuple): RuleSetUnderTest records (SYBIL_RULE_SETS)
+        embed: list of k texts -> (k, d) unit rows; None for rule sets that need no model
     """
     scores, per_set = {}, {}
     for rule in rules:
@@ -134,12 +152,15 @@ def score_cases(cases: list, rules: tuple, embed) -> tuple:
         scores[rule.name], per_set[rule.name] = dict(by), sets
     return scores, per_set
 
-def pooled(by_kind: dict, kinds) -> tuple:
+def pooled(
+    by_kind: dict,  # {attack kind: Counter} of one rule set (score_cases)
+    kinds,          # the attack kinds to pool
+) -> tuple:
     """(recall, precision, true, found, false) over the attack kinds `kinds` of one rule set's counts.
 
     Args:
-        by_kind (dict)
-        kinds
+        by_kind (dict): {attack kind: Counter} of one rule set (score_cases)
+        kinds: the attack kinds to pool
     """
     t, f, x = (sum(by_kind[k][n] for k in kinds if k in by_kind) for n in ("true", "found", "false"))
     return f / t if t else float("nan"), f / (f + x) if f + x else float("nan"), t, f, x
@@ -147,11 +168,13 @@ def pooled(by_kind: dict, kinds) -> tuple:
 # %% ../../nbs/63b_sybil_heldout.ipynb #32a157aa
 SEPARABLE = tuple(k for k in KIND_ORDER if k not in INSEPARABLE)
 
-def kind_table(scores: dict) -> str:
+def kind_table(
+    scores: dict,  # {rule set: {attack kind: Counter}} (score_cases)
+) -> str:
     """Per attack kind, recall and precision of each rule set; then the pools, the honest sets and the time per set.
 
     Args:
-        scores (dict)
+        scores (dict): {rule set: {attack kind: Counter}} (score_cases)
     """
     rules = list(scores)
     first = scores[rules[0]]
@@ -174,11 +197,13 @@ def kind_table(scores: dict) -> str:
 SIGNALS = {"J": "word Jaccard", "C": "word containment", "A85": "units aligned in order (contained)",
            "S": "MiniLM answer cosine", "CS": "MiniLM mean best unit cosine (contained)", "CA": "MiniLM units aligned at 0.80 (contained)"}
 
-def signal_classes(rows: list) -> dict:
+def signal_classes(
+    rows: list,  # pair rows (pair_rows)
+) -> dict:
     """{class name: its pairs}: distinct honest pairs by the shorter answer's length, same-model pairs, and each attack kind's source-copy pairs.
 
     Args:
-        rows (list)
+        rows (list): pair rows (pair_rows)
     """
     H = honest_rows(rows)
     out = {"honest, >= 25 words": [r for r in H if r["shorter"] >= 25], "honest, 8-24 words": [r for r in H if 8 <= r["shorter"] < 25],
@@ -187,12 +212,15 @@ def signal_classes(rows: list) -> dict:
            "same model, resampled": [r for r in rows if r["label"] == "dup" and "same_model_resample" in r["kinds"]]}
     return out | {f"attack {k}": [r for r in rows if r["label"] == "true_src" and r["attack"] == k] for k in KIND_ORDER}
 
-def signal_table(rows: list, signals=tuple(SIGNALS)) -> dict:
+def signal_table(
+    rows: list,              # pair rows (pair_rows)
+    signals=tuple(SIGNALS),  # signal names, keys of SIGNALS
+) -> dict:
     """{class: {'pairs': n, signal: [median, 99th percentile, max] (honest) or [10th percentile, median] (attacks)}} for the signals `rows` carry.
 
     Args:
-        rows (list)
-        signals (default tuple(SIGNALS))
+        rows (list): pair rows (pair_rows)
+        signals (default tuple(SIGNALS)): signal names, keys of SIGNALS
     """
     out = {}
     for name, rs in signal_classes(rows).items():
@@ -205,11 +233,13 @@ def signal_table(rows: list, signals=tuple(SIGNALS)) -> dict:
             out[name][s] = [round(float(x), 3) for x in q]
     return out
 
-def format_signals(table: dict) -> str:
+def format_signals(
+    table: dict,  # signal_table's result
+) -> str:
     """The signal table as text, one row per class.
 
     Args:
-        table (dict)
+        table (dict): signal_table's result
     """
     sigs = [s for s in SIGNALS if any(s in v for v in table.values())]
     lines = [f"{'class':<28}{'pairs':>6} " + " ".join(f"{s:>15}" for s in sigs)]
@@ -222,13 +252,17 @@ def _share(paid: dict, members) -> float:
     tot = sum(paid.values())
     return sum(paid[m] for m in members) / tot if tot else 0.0
 
-def policy_rows(cases: list, embed, detector: TextDetector = TextDetector()) -> dict:
+def policy_rows(
+    cases: list,                              # Case records (corpus_suite)
+    embed,                                    # list of k texts -> (k, d) unit rows (emissions need it)
+    detector: TextDetector = TextDetector(),  # coretex's detector and its thresholds
+) -> dict:
     """Emission shares under duplicates='each' and 'one' (and 'one' with short duplicates too) for same-model clusters, honest short answers and sybil groups.
 
     Args:
-        cases (list)
-        embed
-        detector (TextDetector, default TextDetector())
+        cases (list): Case records (corpus_suite)
+        embed: list of k texts -> (k, d) unit rows (emissions need it)
+        detector (TextDetector, default TextDetector()): coretex's detector and its thresholds
     """
     short_too = replace(detector, exact_min_words=1)
     out = {"same_model": [], "short_answers": [], "attacks": defaultdict(lambda: defaultdict(list))}
@@ -257,11 +291,13 @@ def policy_rows(cases: list, embed, detector: TextDetector = TextDetector()) -> 
     return out
 
 # %% ../../nbs/63b_sybil_heldout.ipynb #9271915b
-def policy_table(p: dict) -> str:
+def policy_table(
+    p: dict,  # policy_rows' measurements
+) -> str:
     """`policy_rows`' measurements as text: shares of the set with duplicates paid each, as one, and as one with short duplicates too.
 
     Args:
-        p (dict)
+        p (dict): policy_rows' measurements
     """
     mean = lambda rs, f: float(np.mean([f(r) for r in rs]))
     lines = [f"{'honest same-model clusters':<30}{'clusters':>9}{'grouped':>8}{'k/n':>7}{'one answer':>11}{'each':>7}{'one':>7}{'short too':>10}"]

@@ -11,7 +11,7 @@ __all__ = ['FAMILIES', 'SETTINGS', 'family', 'Round', 'Campaign', 'build_campaig
 import math, random
 from dataclasses import dataclass
 import numpy as np
-from .sybil import TextDetector, text_signals, word_overlap
+from .sybil_detector import TextDetector, text_signals, word_overlap
 from .sybil_corpus import ATTACKS, HONEST_KINDS, hand_paraphrases, load_corpus
 from .seed_rules import base_emissions
 
@@ -20,11 +20,13 @@ FAMILIES = {"gpt-4o": "gpt", "gpt-4o-mini": "gpt", "llama": "llama", "mistral": 
             "gemma": "gemma", "gemini": "gemma", "yi": "gemma", "qwen": "qwen", "phi": "phi", "olmo": "phi", "gpt-3.5": "misc",
             "command-r": "misc", "human-forum": "human-casual", "human-student": "human-casual", "human-quiz": "misc"}
 
-def family(writer: str) -> str:
+def family(
+    writer: str,  # a writer's name, e.g. 'gpt-4o' or 'claude#twin'
+) -> str:
     """The writer family (one honest miner of a campaign) a corpus writer belongs to.
 
     Args:
-        writer (str)
+        writer (str): a writer's name, e.g. 'gpt-4o' or 'claude#twin'
     """
     w = writer.split("@")[0]
     for k in sorted(FAMILIES, key=len, reverse=True):
@@ -36,20 +38,20 @@ class Round:
     """One challenge of a campaign: who answered, what, when (ms), from where.
 
     Attributes:
-        question (str)
-        miners (tuple)
-        texts (tuple)
-        times (tuple)
-        ips (tuple)
-        coldkeys (tuple)
+        question (str): the corpus question's id
+        miners (tuple): the miners' ids, one per answer
+        texts (tuple): their answers
+        times (tuple): their response times, ms
+        ips (tuple): their IPs
+        coldkeys (tuple): their coldkeys
         roles (tuple): honest | twin | sybil
     """
-    question: str
-    miners: tuple
-    texts: tuple
-    times: tuple
-    ips: tuple
-    coldkeys: tuple
+    question: str                          # the corpus question's id
+    miners: tuple                          # the miners' ids, one per answer
+    texts: tuple                           # their answers
+    times: tuple                           # their response times, ms
+    ips: tuple                             # their IPs
+    coldkeys: tuple                        # their coldkeys
     roles: tuple             # honest | twin | sybil
 
 @dataclass(frozen=True)
@@ -57,21 +59,21 @@ class Campaign:
     """A campaign's rounds and its ground truth.
 
     Attributes:
-        rounds (tuple)
+        rounds (tuple): Round records, one per question
         miners (tuple): every miner id
         group (tuple): the operator's keys, source first
         twins (tuple): (original, twin) pairs of honest miners on one model
-        attack (str)
-        jitter_ms (int)
-        spread (str)
+        attack (str): the operator's attack kind
+        jitter_ms (int): >= 0: the operator's extra delay, U(0, jitter_ms)
+        spread (str): own | coldkey | shared
     """
-    rounds: tuple
+    rounds: tuple                          # Round records, one per question
     miners: tuple            # every miner id
     group: tuple             # the operator's keys, source first
     twins: tuple             # (original, twin) pairs of honest miners on one model
-    attack: str
-    jitter_ms: int
-    spread: str
+    attack: str                            # the operator's attack kind
+    jitter_ms: int                         # >= 0: the operator's extra delay, U(0, jitter_ms)
+    spread: str                            # own | coldkey | shared
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #3a8fab04
 def _keys(rng, mu: dict, op: list, spread: str) -> tuple:
@@ -86,24 +88,24 @@ def _keys(rng, mu: dict, op: list, spread: str) -> tuple:
 def build_campaign(corpus: str,            # 'tuning' or 'heldout'
                    attack: str,            # the operator's attack kind (sybil_corpus.ATTACKS)
                    g: int = 4,             # the operator's keys
-                   seed: int = 0,
+                   seed: int = 0,          # the campaign's random seed
                    jitter_ms: int = 0,     # each copy waits U(0, jitter_ms) more before it is sent
                    spread: str = "own",    # own | coldkey | shared
                    twins: int = 2,         # honest twin pairs
                    rho_api: float = 0.0,   # correlation of a twin's time noise with its original's
-                   operator_family: str = "gemma") -> Campaign:
+                   operator_family: str = "gemma") -> Campaign:  # the model family the operator writes with
     """One campaign over every question of `corpus` whose answers suit `attack`; deterministic in its arguments.
 
     Args:
         corpus (str): 'tuning' or 'heldout'
         attack (str): the operator's attack kind (sybil_corpus.ATTACKS)
         g (int, default 4): the operator's keys
-        seed (int, default 0)
+        seed (int, default 0): the campaign's random seed
         jitter_ms (int, default 0): each copy waits U(0, jitter_ms) more before it is sent
         spread (str, default 'own'): own | coldkey | shared
         twins (int, default 2): honest twin pairs
         rho_api (float, default 0.0): correlation of a twin's time noise with its original's
-        operator_family (str, default 'gemma')
+        operator_family (str, default 'gemma'): the model family the operator writes with
     """
     rng = random.Random(f"campaign|{corpus}|{attack}|{g}|{seed}|{jitter_ms}|{spread}")
     c, hand = load_corpus(corpus), hand_paraphrases(corpus)
@@ -149,13 +151,17 @@ def build_campaign(corpus: str,            # 'tuning' or 'heldout'
                     attack, jitter_ms, spread)
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #06920cbd
-def entity_pairs(ips: list, coldkeys: list, min_group: int = 2) -> np.ndarray:
+def entity_pairs(
+    ips: list,           # n IPs, one per miner ('', '0', '0.0.0.0': none)
+    coldkeys: list,      # n coldkeys
+    min_group: int = 2,  # >= 2: miners sharing a key form an entity from this many
+) -> np.ndarray:
     """Boolean matrix: same IP group, or (outside IP groups) same coldkey group, of at least `min_group` miners: 1.2.8's entity grouping.
 
     Args:
-        ips (list)
-        coldkeys (list)
-        min_group (int, default 2)
+        ips (list): n IPs, one per miner ('', '0', '0.0.0.0': none)
+        coldkeys (list): n coldkeys
+        min_group (int, default 2): >= 2: miners sharing a key form an entity from this many
     """
     valid = [bool(ip) and ip not in ("0", "0.0.0.0") for ip in ips]
     n_ip = {ip: sum(v and x == ip for x, v in zip(ips, valid)) for ip in ips}
@@ -168,21 +174,26 @@ def entity_pairs(ips: list, coldkeys: list, min_group: int = 2) -> np.ndarray:
     return E
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #24909666
-def residual_log_times(T: np.ndarray) -> np.ndarray:
+def residual_log_times(
+    T: np.ndarray,  # (rounds, miners) response times in ms, nan where absent
+) -> np.ndarray:
     """log response times minus each round's median (rounds x miners; NaN where a miner did not answer).
 
     Args:
-        T (np.ndarray)
+        T (np.ndarray): (rounds, miners) response times in ms, nan where absent
     """
     L = np.log(T)
     return L - np.nanmedian(L, axis=1, keepdims=True)
 
-def time_correlation(R: np.ndarray, min_rounds: int = 6) -> np.ndarray:
+def time_correlation(
+    R: np.ndarray,        # (rounds, miners) residual log times (residual_log_times)
+    min_rounds: int = 6,  # >= 2: rounds two miners must share; fewer gives nan
+) -> np.ndarray:
     """Pearson correlation across rounds of two miners' residual log times (NaN with fewer than `min_rounds` shared rounds).
 
     Args:
-        R (np.ndarray)
-        min_rounds (int, default 6)
+        R (np.ndarray): (rounds, miners) residual log times (residual_log_times)
+        min_rounds (int, default 6): >= 2: rounds two miners must share; fewer gives nan
     """
     m = R.shape[1]
     out = np.full((m, m), np.nan)
@@ -193,11 +204,13 @@ def time_correlation(R: np.ndarray, min_rounds: int = 6) -> np.ndarray:
                 out[i, j] = out[j, i] = float(np.corrcoef(R[ok, i], R[ok, j])[0, 1])
     return out
 
-def pair_percentiles(X: np.ndarray) -> np.ndarray:
+def pair_percentiles(
+    X: np.ndarray,  # (n, n) symmetric pair values, nan allowed
+) -> np.ndarray:
     """Each pair's percentile (0 to 1) among all pairs of X's upper triangle, ties sharing their average rank.
 
     Args:
-        X (np.ndarray)
+        X (np.ndarray): (n, n) symmetric pair values, nan allowed
     """
     iu = np.triu_indices(len(X), 1)
     v, s = X[iu], np.sort(X[iu])
@@ -207,13 +220,17 @@ def pair_percentiles(X: np.ndarray) -> np.ndarray:
     return P + P.T
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #3285740c
-def campaign_evidence(camp: Campaign, detector: TextDetector = TextDetector(), text: bool = True) -> list:
+def campaign_evidence(
+    camp: Campaign,                           # the campaign to read
+    detector: TextDetector = TextDetector(),  # the text detector per round
+    text: bool = True,                        # False: skip the text signal (faster)
+) -> list:
     """Per pair of miners: label (sybil | twin | mixed | honest), shared rounds, text share, persistence, time correlation, entity.
 
     Args:
-        camp (Campaign)
-        detector (TextDetector, default TextDetector())
-        text (bool, default True)
+        camp (Campaign): the campaign to read
+        detector (TextDetector, default TextDetector()): the text detector per round
+        text (bool, default True): False: skip the text signal (faster)
     """
     idx = {m: k for k, m in enumerate(camp.miners)}
     T = np.full((len(camp.rounds), len(camp.miners)), np.nan)
@@ -253,37 +270,49 @@ class RoundRules:
 
 SETTINGS = tuple((a, j) for a in ("exact", "stacked", "concat", "paraphrase", "para_hand", "short") for j in (0, 3000, 10000))
 
-def campaigns_evidence(corpus: str, seeds: int = 2, text: bool = True, settings: tuple = SETTINGS) -> list:
+def campaigns_evidence(
+    corpus: str,                 # 'tuning' or 'heldout'
+    seeds: int = 2,              # >= 1: campaigns per setting
+    text: bool = True,           # False: skip the text signal
+    settings: tuple = SETTINGS,  # (attack, jitter_ms, spread) triples
+) -> list:
     """Evidence rows of every campaign setting x seed on `corpus` (odd seeds: twins share a hosted API, noise correlated at 0.5).
 
     Args:
-        corpus (str)
-        seeds (int, default 2)
-        text (bool, default True)
-        settings (tuple, default SETTINGS)
+        corpus (str): 'tuning' or 'heldout'
+        seeds (int, default 2): >= 1: campaigns per setting
+        text (bool, default True): False: skip the text signal
+        settings (tuple, default SETTINGS): (attack, jitter_ms, spread) triples
     """
     return [r for a, j in settings for s in range(seeds)
             for r in campaign_evidence(build_campaign(corpus, a, seed=s, jitter_ms=j, rho_api=0.5 if s % 2 else 0.0), text=text)]
 
-def calibrate(rows: list, margin: float = 0.02, min_rounds: int = 8) -> RoundRules:
+def calibrate(
+    rows: list,            # pair rows, as campaigns_evidence gives them on the tuning corpus
+    margin: float = 0.02,  # >= 0: added above the highest honest value
+    min_rounds: int = 8,   # >= 2: pairs sharing fewer rounds are not judged
+) -> RoundRules:
     """Thresholds just above every honest pair (persistence) and every honest or twin pair (timing) of `rows`.
 
     Args:
-        rows (list)
-        margin (float, default 0.02)
-        min_rounds (int, default 8)
+        rows (list): pair rows, as campaigns_evidence gives them on the tuning corpus
+        margin (float, default 0.02): >= 0: added above the highest honest value
+        min_rounds (int, default 8): >= 2: pairs sharing fewer rounds are not judged
     """
     judged = [r for r in rows if r["rounds"] >= min_rounds]
     rho = [r["rho"] for r in judged if r["label"] in ("honest", "twin") and not math.isnan(r["rho"])]
     return RoundRules(round(max(rho) + margin, 3), round(max(r["persistence"] for r in judged if r["label"] == "honest") + margin, 3), min_rounds)
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #2297fa9a
-def evidence_table(rows: list, rules: RoundRules = RoundRules()) -> str:
+def evidence_table(
+    rows: list,                        # pair rows, as campaigns_evidence gives them
+    rules: RoundRules = RoundRules(),  # the thresholds to judge with
+) -> str:
     """Per (attack, jitter): what share of the sybil pairs each signal catches, and how many honest and twin pairs it flags.
 
     Args:
-        rows (list)
-        rules (RoundRules, default RoundRules())
+        rows (list): pair rows, as campaigns_evidence gives them
+        rules (RoundRules, default RoundRules()): the thresholds to judge with
     """
     judged = [r for r in rows if r["rounds"] >= rules.min_rounds]
     P, R = (lambda r: r["persistence"] >= rules.persistence), (lambda r: r["rho"] >= rules.timing)
@@ -300,14 +329,19 @@ def evidence_table(rows: list, rules: RoundRules = RoundRules()) -> str:
     return "\n".join(lines)
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #25fc21b4
-def jitter_cost(jitter_ms: float, n: int = 12, trials: int = 2000, seed: int = 0) -> float:
+def jitter_cost(
+    jitter_ms: float,    # >= 0: the copy's extra delay, U(0, jitter_ms)
+    n: int = 12,         # >= 2: responses per challenge
+    trials: int = 2000,  # >= 1: simulated challenges
+    seed: int = 0,       # the simulation's random seed
+) -> float:
     """A copy's speed pay, sent U(50, 300) + U(0, jitter_ms) ms after its source, over an honest miner's, in sets of n (base_emissions).
 
     Args:
-        jitter_ms (float)
-        n (int, default 12)
-        trials (int, default 2000)
-        seed (int, default 0)
+        jitter_ms (float): >= 0: the copy's extra delay, U(0, jitter_ms)
+        n (int, default 12): >= 2: responses per challenge
+        trials (int, default 2000): >= 1: simulated challenges
+        seed (int, default 0): the simulation's random seed
     """
     rng = random.Random(seed)
     copy, honest = [], []
@@ -320,12 +354,16 @@ def jitter_cost(jitter_ms: float, n: int = 12, trials: int = 2000, seed: int = 0
     return float(np.mean(copy) / np.mean(honest))
 
 # %% ../../nbs/63c_sybil_rounds.ipynb #07d6181b
-def corroborated(rows: list, rules: RoundRules = RoundRules(), text_share: float = 0.5) -> list:
+def corroborated(
+    rows: list,                        # pair rows, as campaigns_evidence gives them
+    rules: RoundRules = RoundRules(),  # the thresholds to judge with
+    text_share: float = 0.5,           # in [0, 1]: share of shared rounds the text detector must flag
+) -> list:
     """The pairs a sybil penalty may rest on: paired by text in >= `text_share` of their rounds, and one entity or timing-correlated.
 
     Args:
-        rows (list)
-        rules (RoundRules, default RoundRules())
-        text_share (float, default 0.5)
+        rows (list): pair rows, as campaigns_evidence gives them
+        rules (RoundRules, default RoundRules()): the thresholds to judge with
+        text_share (float, default 0.5): in [0, 1]: share of shared rounds the text detector must flag
     """
     return [r for r in rows if r["rounds"] >= rules.min_rounds and r["text"] >= text_share and (r["entity"] or r["rho"] >= rules.timing)]
