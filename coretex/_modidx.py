@@ -2189,6 +2189,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'coretex/network/coordinator.py'),
                                              'coretex.network.coordinator.Epoch.from_doc': ( 'coordinator.html#epoch.from_doc',
                                                                                              'coretex/network/coordinator.py'),
+                                             'coretex.network.coordinator.EvaluationCutOff': ( 'coordinator.html#evaluationcutoff',
+                                                                                               'coretex/network/coordinator.py'),
                                              'coretex.network.coordinator.Job': ('coordinator.html#job', 'coretex/network/coordinator.py'),
                                              'coretex.network.coordinator.Job.doc': ( 'coordinator.html#job.doc',
                                                                                       'coretex/network/coordinator.py'),
