@@ -291,6 +291,7 @@ class WsgiFront:
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="intake")
         self.open, self.slots, self.in_app = {}, {}, 0   # per key: requests in flight, and the semaphore of its share of threads
         self.stopping, self._deadlines = False, set()    # the body reads' deadlines, cut short by `stop`
+        self.refused = {}                                # answers of 400 and over, by their JSON error code (for /metrics)
 
     def deadline(self) -> float:
         "Seconds this request's body may take: `body_timeout`, and up to a quarter more, drawn, so that a crowd that came together does not time out together."
@@ -305,6 +306,10 @@ class WsgiFront:
 async def _send(self, send, status: int, headers: list, body: bytes, close: bool = False) -> None:
     "One whole response; Granian frames it (its length from the app's Content-Length)."
     hs = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers if k.lower() not in ("connection", "transfer-encoding")]
+    if status >= 400:
+        try: code = json.loads(body).get("error", str(status))
+        except (ValueError, AttributeError): code = str(status)
+        self.refused[code] = self.refused.get(code, 0) + 1
     await send({"type": "http.response.start", "status": status, "headers": hs + ([(b"connection", b"close")] if close else [])})
     await send({"type": "http.response.body", "body": body})
 
@@ -430,7 +435,7 @@ class HttpIntake:
         fam = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.sock = socket.create_server((host, port), family=fam, backlog=BACKLOG, dualstack_ipv6=host == "::")   # OSError: "cannot listen on ..."
         self.port = self.sock.getsockname()[1]
-        inner = socket.create_server(("127.0.0.1", 0), backlog=BACKLOG)   # Granian's port: only the guard's connections are served on it
+        self._inner = inner = socket.create_server(("127.0.0.1", 0), backlog=BACKLOG)   # Granian's port: only the guard's connections are served on it
         self.connections = connections or open_file_budget() // 3   # held at once, three descriptors each (client, guard to Granian, Granian)
         self.guard = HeadGuard(self.sock, inner.getsockname(), head_timeout, self.connections)
         self.front = WsgiFront(app, threads=threads, **front)
@@ -499,7 +504,7 @@ def run(self) -> None:
     try: asyncio.run(self._serve())
     finally:
         for s, h in before.items(): signal.signal(s, h)
-        self.sock.close(); self.front.pool.shutdown(wait=True); self._rust_threads_gone()
+        self.sock.close(); self._inner.close(); self.front.pool.shutdown(wait=True); self._rust_threads_gone()
 
 @patch_to(HttpIntake)
 def start(self) -> "HttpIntake":
