@@ -191,6 +191,7 @@ def _refused(guard: HeadGuard, r: Refusal) -> bytes:
 # %% ../../nbs/54c_head.ipynb #3a84adc7
 async def _connection(self: HeadGuard, conn: socket.socket, peer: tuple) -> None:
     "One client connection: read a head, refuse it or pass it (and its body) to Granian and copy the answer back; again while both keep it open."
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)   # a head and a body written apart must not wait out a delayed ACK (40 ms)
     reader, writer = await asyncio.open_connection(sock=conn)
     up, buf = None, b""
     try:
@@ -201,6 +202,7 @@ async def _connection(self: HeadGuard, conn: socket.socket, peer: tuple) -> None
             if isinstance(framing, Refusal): writer.write(_refused(self, framing)); await writer.drain(); return
             if up is None:
                 up = await asyncio.open_connection(*self.upstream)
+                up[1].get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 self.peers[up[1].get_extra_info("sockname")[:2]] = peer
             n = framing.length or 0
             first, buf, left = buf[:n], buf[n:], [n]
