@@ -147,6 +147,49 @@ def front(a, tmp: Path) -> None:
               f"{f['honest_status']} after {f['honest_waited_s']} s", flush=True)
 
 
+def _get_ms(c, request: bytes) -> float:
+    "Milliseconds of one keep-alive GET on socket `c`, its JSON answer read whole."
+    t0, d = time.perf_counter(), b""
+    c.sendall(request)
+    while not (b"\r\n\r\n" in d and d.endswith(b"}")): d += c.recv(65536)
+    return (time.perf_counter() - t0) * 1000
+
+
+def head(a, tmp: Path) -> None:
+    "The 59 smuggling probes and the malformed HTTP requests of the tests against `serve`, each answered once as the contract says; the head reader's cost."
+    import socket, statistics
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from smuggling_cases import SMUGGLING
+    from test_attacks import exchange_raw
+    from test_bad_input import exchange
+    from bad_input_cases import HTTP, EMPTY
+    with sv.served(tmp / "head", "--rate", 1_000_000, "--requests", 100_000) as s:
+        port = int(s.base.rsplit(":", 1)[1])
+        probes = {name: exchange_raw(port, raw) == (want, closes) for name, (raw, want, closes) in SMUGGLING.items()}
+        bad = {}
+        for case in HTTP:
+            status, body = exchange(port, case)
+            bad[case.name] = (status, body) == (case.status, None) if case.code is EMPTY else (status, body and body.get("error")) == (case.status, case.code)
+    print(f"[{load_now()}] {sum(probes.values())}/{len(probes)} smuggling probes answered once each with the status the contract gives"
+          + (f" (not: {[k for k, v in probes.items() if not v]})" if not all(probes.values()) else "")
+          + f"; {sum(bad.values())}/{len(bad)} malformed HTTP requests refused as the contract says"
+          + (f" (not: {[k for k, v in bad.items() if not v]})" if not all(bad.values()) else ""), flush=True)
+    from coretex.network.http import HttpIntake, RequestBudget, make_app
+    srv = HttpIntake(make_app(None), budget=RequestBudget(10**6, 10**6)).start()   # no rate limit: these GETs come from one address
+    try:
+        via = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        direct = socket.create_connection(srv.guard.upstream, timeout=5)   # Granian's own port, the guard's map filled by hand
+        srv.guard.peers[direct.getsockname()[:2]] = ("127.0.0.9", 1)
+        for c in (via, direct): c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        req, guarded, straight = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n", [], []
+        for _ in range(a.head_gets):
+            guarded.append(_get_ms(via, req)); straight.append(_get_ms(direct, req))
+    finally: srv.stop(); srv._thread.join(10)
+    g, d = statistics.median(guarded), statistics.median(straight)
+    print(f"[{load_now()}] a keep-alive GET, {a.head_gets} each way, alternating: through the head reader median {g:.2f} ms, straight to Granian "
+          f"{d:.2f} ms (ratio {g / d:.2f}x)", flush=True)
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20, help="kill -9 runs")
@@ -165,8 +208,9 @@ if __name__ == "__main__":
     ap.add_argument("--descriptors", type=int, default=20_000, help="connections of the descriptor flood (front; 0: skip it)")
     ap.add_argument("--serve-kills", type=int, default=10, help="kill -9 of serve under load (front; 0: skip it)")
     ap.add_argument("--rotating", type=int, default=100, help="addresses of the rotating flood, 10 jobs each (front; 0: skip it)")
-    ap.add_argument("--only", choices=["load", "miner", "faults", "secrets", "attacks", "front"], action="append", help="run only these parts")
+    ap.add_argument("--head-gets", type=int, default=1000, help="GETs each way timing the head reader (head)")
+    ap.add_argument("--only", choices=["load", "miner", "faults", "secrets", "attacks", "front", "head"], action="append", help="run only these parts")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        for name, fn in (("load", load), ("miner", miner), ("faults", faults), ("secrets", secrets), ("attacks", attacks), ("front", front)):
+        for name, fn in (("load", load), ("miner", miner), ("faults", faults), ("secrets", secrets), ("attacks", attacks), ("front", front), ("head", head)):
             if not a.only or name in a.only: fn(a, Path(d))

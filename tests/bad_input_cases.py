@@ -192,7 +192,7 @@ HTTP = [
     Http("unknown result", "GET", "/v1/results/0x00", None, 404, "unknown_result"),
     Http("unknown route", "GET", "/v1/nowhere", None, 404, "not_found"),
     Http("wrong method", "DELETE", "/v1/patches", None, 405, "method_not_allowed"),
-    Http("malformed HTTP request", "RAW", "GARBAGE", b"GARBAGE\r\n\r\n", 400, EMPTY),
+    Http("malformed HTTP request", "RAW", "GARBAGE", b"GARBAGE\r\n\r\n", 400, "bad_request"),
     Http("Content-Length not a number", "RAW", "POST /v1/patches", b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: lots\r\n\r\n", 400, EMPTY),
     # limiter and front attacks
     Http("100 MB announced with Expect: 100-continue", "RAW", "POST /v1/patches",
@@ -204,13 +204,33 @@ HTTP = [
     Http("a chunked body", "RAW", "POST /v1/patches",
          b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 411, "length_required"),
     Http("a head over 16 KiB", "RAW", "GET /v1/jobs/x", b"GET /v1/jobs/x HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 20_000 + b"\r\n\r\n",
-         431, EMPTY),
+         431, "request_header_fields_too_large"),
     Http("OPTIONS on the intake", "OPTIONS", "/v1/patches", None, 405, "method_not_allowed"),
     Http("OPTIONS on a job", "OPTIONS", "/v1/jobs/x", None, 405, "method_not_allowed"),
-    Http("an unknown method", "PURGE", "/v1/results/x", None, 405, "method_not_allowed"),
+    Http("an unregistered method", "PURGE", "/v1/results/x", None, 501, "not_implemented"),
     Http("HEAD of an unknown job (the GET's status and length, no body)", "HEAD", "/v1/jobs/x", None, 404, "unknown_job"),
     Http("patch with a leading space", "POST", "/v1/patches", submission(patch='" {patch}"'), 400, "malformed_hex"),
     Http("patch with a trailing newline", "POST", "/v1/patches", submission(patch='"{patch}\\n"'), 400, "malformed_hex"),
+    Http("a body sent as text/plain", "RAW", "POST /v1/patches", b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n"
+         b"Content-Length: 2\r\n\r\n{}", 415, "unsupported_media_type"),
+    # what RFC 9112 refuses and hyper would take: refused by the head's reader before Granian parses it
+    Http("a bare LF hiding a Content-Length", "RAW", "GET /v1/jobs/x", b"GET /v1/jobs/x HTTP/1.1\r\nHost: x\r\nX-A: b\nContent-Length: 40\r\n\r\n"
+         + b"A" * 40, 400, "bad_request"),
+    Http("absolute-form target, no Host", "RAW", "GET http://x/v1/jobs/x", b"GET http://x/v1/jobs/x HTTP/1.1\r\n\r\n", 400, "bad_request"),
+    Http("a lower-case method", "RAW", "get /v1/jobs/x", b"get /v1/jobs/x HTTP/1.1\r\nHost: x\r\n\r\n", 501, "not_implemented"),
+    Http("the HTTP/2 preface", "RAW", "PRI *", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 505, "http_version_not_supported"),
+    # the read routes: one valid miner or none, a bounded target, UTF-8 headers
+    Http("status of miner notanaddress", "GET", "/coretex/status?miner=notanaddress", None, 400, "coretex-bad-request"),
+    Http("status of a miner of 41 hex digits", "GET", "/coretex/status?miner=0x" + "4" * 41, None, 400, "coretex-bad-request"),
+    Http("status of miner %00", "GET", "/coretex/status?miner=%00", None, 400, "coretex-bad-request"),
+    Http("status of miner[]=1", "GET", "/coretex/status?miner[]=1", None, 400, "coretex-bad-request"),
+    Http("status with miner twice", "GET", f"/coretex/status?miner={M}&miner={M}", None, 400, "coretex-bad-request"),
+    Http("a query of 15 KB", "GET", "/coretex/status?miner=" + "a" * 15_000, None, 414, "uri_too_long"),
+    Http("a query of 15 KB on /v1", "GET", "/v1/jobs/x?q=" + "a" * 15_000, None, 414, "uri_too_long"),
+    Http("a header that is not UTF-8 on status", "RAW", "GET /coretex/status", b"GET /coretex/status HTTP/1.1\r\nHost: x\r\nX-A: caf\xe9\r\n\r\n",
+         400, "bad_request"),
+    Http("a header that is not UTF-8 on a job", "RAW", "GET /v1/jobs/x", b"GET /v1/jobs/x HTTP/1.1\r\nHost: x\r\nUser-Agent: \xff\xfe\r\n\r\n",
+         400, "bad_request"),
 ]
 
 
@@ -221,8 +241,10 @@ def markdown() -> str:
            "Generated from `tests/bad_input_cases.py` (the parameters of `tests/test_bad_input.py`) by",
            "`python tests/bad_input_cases.py > docs/bad-input.md`. Every case: one line naming the input, the exit",
            "status or HTTP status below, a JSON body for HTTP, no traceback, nothing written to the database.",
-           "An HTTP error marked *(empty)* is refused by the server's own parser (Granian's, hyper's HTTP/1) before",
-           "coretex sees the request: the status is the contract there, and the body is empty.", "",
+           "An HTTP error marked *(empty)* is refused by the server's own parser (Granian's, hyper's HTTP/1) after",
+           "coretex's reader of heads passed the request on: the status is the contract there, and the body is empty.",
+           "Where the reference's contract answers a rejected submission 200 (`POST /coretex/submit` with an unknown key",
+           "or a patch on another parent), so does coretex: the rejection is in the envelope's `code`.", "",
            "## Command line", "", "| case | command | exit | the line says |", "|---|---|---|---|"]
     short = lambda a: a if len(a) <= 30 else a[:27] + "..."
     out += [f"| {cell(c.name)} | `{cell(' '.join(short(a) for a in c.argv))}` | {c.rc} | {cell(c.says)} |" for c in CLI]

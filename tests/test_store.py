@@ -21,3 +21,15 @@ def test_server_stops_when_its_parent_dies(tmp_path, sig):
     deadline = time.monotonic() + 10
     while _running(server) and time.monotonic() < deadline: time.sleep(0.1)
     assert not _running(server), f"server {server} outlived its parent killed by {sig.name}"
+
+
+def test_no_query_in_coretex_projects_a_nested_field():
+    "nx-27017 answers a projection of a dotted field without the field (52_store): no find in coretex may name one."
+    import re
+    from pathlib import Path
+    projection = re.compile(r"\.find(?:_one(?:_and_\w+)?)?\((?:[^()]|\([^()]*\))*?,\s*\{[^{}]*[\"'][\w$]+\.[\w.$]+[\"']\s*:\s*(?:1|True|0|False)")
+    found = [f"{p.name}: {m.group(0)[:80]}" for p in (Path(__file__).resolve().parents[1] / "coretex").rglob("*.py")
+             for m in projection.finditer(p.read_text())]
+    assert found == []
+    assert projection.search('db.results.find({}, {"envelope.outcome": 1})')   # what it would catch
+    assert not projection.search('db.results.count_documents({"envelope.outcome": o})')

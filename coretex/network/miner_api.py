@@ -5,10 +5,10 @@
 # %% auto #0
 __all__ = ['ROUTES', 'NOT_FOUND', 'UNAVAILABLE', 'MALFORMED', 'R5_PATCH_TYPES', 'MIXED_RANGE', 'SUBMIT_WAIT', 'MAX_QUEUED',
            'MAX_QUEUED_PER_MINER', 'MAX_WAITERS', 'RETRY_AFTER', 'VERSION', 'MEMORY_IR_SCHEMA', 'HIDDEN_EVAL_WARNING',
-           'SUBMIT_KEYS', 'MAX_SUBMIT_PATCH_BYTES', 'REASONS', 'UNKNOWN', 'EXPIRED', 'PUBLIC_KEYS', 'FORBIDDEN',
-           'route', 'rejected', 'transport_status', 'profile_hash', 'baseline_manifest_hash', 'epoch_pins',
+           'BAD_REQUEST', 'SUBMIT_KEYS', 'MAX_SUBMIT_PATCH_BYTES', 'REASONS', 'UNKNOWN', 'EXPIRED', 'PUBLIC_KEYS',
+           'FORBIDDEN', 'route', 'rejected', 'transport_status', 'profile_hash', 'baseline_manifest_hash', 'epoch_pins',
            'allowed_patch_types', 'active_surfaces', 'patch_word_ranges', 'example_valid_patch', 'MinerApi',
-           'thresholds', 'corpus_meta', 'parse_submit', 'miner_routes', 'hidden_keys']
+           'thresholds', 'corpus_meta', 'status_query', 'parse_submit', 'miner_routes', 'hidden_keys']
 
 # %% ../../nbs/54b_miner_api.ipynb #7f57faaa
 import re, threading, time
@@ -20,7 +20,7 @@ from ..core.state import WORD_COUNT, state_bytes, state_root
 from ..evaluator.evaluate import load_manifest
 from .chain import ChainError
 from .coordinator import Coordinator, CoordinatorStore, Epoch, Job, TRANSIENT, submission_keys, verdict_code
-from .intake import IntakeError, Refusal, Submission, parse_json
+from .intake import IntakeError, Refusal, Submission, _show, parse_json
 from .receipt import DEFAULT_WORK_POLICY_HASH, OUTCOMES, RECEIPT_TTL_SEC, RULES_VERSION, mirrored_cursor, work_units_bps
 from .http import RateLimiter, answer, client_key
 
@@ -268,6 +268,24 @@ def status(self, miner=None) -> dict:
             "thresholds": t, "memoryIRSchemaVersion": MEMORY_IR_SCHEMA, "runwayTelemetry": {}, "difficultyController": {},
             "receiptTtlSec": RECEIPT_TTL_SEC, "hiddenEvalWarning": HIDDEN_EVAL_WARNING, "perMiner": me}
 
+# %% ../../nbs/54b_miner_api.ipynb #34e98753
+BAD_REQUEST = "coretex-bad-request"
+
+def status_query(args,  # the query's parameters: a mapping of name to the list of its values (werkzeug's MultiDict, or a dict)
+                 ) -> tuple:
+    """(the miner address or None, None) of a status query; (None, why) when it is not one valid `miner` or none.
+
+    Args:
+        args: the query's parameters: a mapping of name to the list of its values (werkzeug's MultiDict, or a dict)
+    """
+    lists = args.to_dict(flat=False) if hasattr(args, "to_dict") else args
+    if set(lists) - {"miner"}: return None, f"status takes only `miner`, not {_show(sorted(set(lists) - {'miner'})[0])}"
+    miner = lists.get("miner")
+    if miner is None: return None, None
+    if len(miner) != 1: return None, "give `miner` once"
+    if not _ADDRESS.fullmatch(miner[0]): return None, f"miner must be 0x and 40 hex digits, not {_show(miner[0])}"
+    return miner[0], None
+
 # %% ../../nbs/54b_miner_api.ipynb #9f27d5b1
 @patch_to(MinerApi)
 def substrate(self, root: str) -> tuple:
@@ -481,7 +499,9 @@ def dispatch(self, name: str, arg: str|None, request):
     """
     try:
         if name == "health": return _reply(200, self.health())
-        if name == "status": return _reply(200, self.status(request.args.get("miner")))
+        if name == "status":
+            miner, why = status_query(request.args)
+            return _reply(400, {"error": BAD_REQUEST, "message": why}) if why else _reply(200, self.status(miner))
         if name == "substrate-by-root": return _reply(*self.substrate(arg))
         if name == "receipt-by-hash": return _reply(*self.receipt(arg))
         if name == "submit":
