@@ -6,8 +6,9 @@
 __all__ = ['CONF', 'CSS', 'SECTIONS', 'site_notebooks', 'module_of', 'show_doc_markdown', 'nbdev_view', 'cell_options',
            'myst_cell', 'local_links', 'title_cell', 'myst_notebook', 'output_file', 'line_comments', 'parameters',
            'fields', 'section', 'documented_defs', 'with_parameter_docs', 'parameter_docs', 'constant_doc',
-           'value_summary', 'autodoc_docstring', 'api_modules', 'module_data', 'api_markdown', 'readme_from_index',
-           'format_shown_cells', 'sections', 'toctree_cell', 'stage_site', 'build_site']
+           'value_summary', 'rst_text', 'qualified_type', 'autodoc_docstring', 'skip_field_getters', 'api_modules',
+           'module_data', 'api_markdown', 'readme_from_index', 'format_shown_cells', 'sections', 'toctree_cell',
+           'stage_site', 'build_site']
 
 # %% ../nbs/82_docs.ipynb #20ddfae1
 import json, re, shutil, subprocess, sys
@@ -318,9 +319,38 @@ def value_summary(v) -> str:
     return text if len(text) <= 80 else f"{type(v).__name__}: {text[:77]}..."
 
 _MAIL_LIKE = re.compile(r"(?<=\w)@(?=\w)")
+_TYPE_FIELD = re.compile(r"^(:type [^:]+: )([A-Za-z_]\w*)$")
+
+def rst_text(line: str) -> str:
+    """A docstring line written for nbdev (markdown: `code`, a bare `*.json`) as reStructuredText: code as inline literals, the rest escaped where rST would read markup.
+
+    Args:
+        line (str)
+    """
+    parts = re.split(r"(``[^`]+``|(?<!`)`[^`]+`(?!`))", line)
+    def prose(s):   # an unpaired `*` would open emphasis, `|x|` a substitution, `word_` a link target, `a@b` a mail address
+        if len(re.findall(r"(?<!\\)\*", s)) % 2: s = re.sub(r"(?<!\\)\*", r"\\*", s)
+        s = re.sub(r"(?<!\\)\|", r"\\|", s)
+        s = re.sub(r"(?<=\w)_(?=\W|$)", r"\\_", s)
+        return _MAIL_LIKE.sub(r"\\@", s)
+    def code(s, before, after):   # rST wants a literal set off from a word beside it (`Patch`es)
+        return ("\\ " if before[-1:].isalnum() else "") + f"``{s}``" + ("\\ " if after[:1].isalnum() else "")
+    return "".join(p if p.startswith("``") else code(p.strip("`"), parts[i - 1], parts[i + 1]) if p.startswith("`") else prose(p)
+                   for i, p in enumerate(parts))
+
+def qualified_type(line: str, module) -> str:
+    """A napoleon `:type x: Name` field pointed at the class the module means, so two classes of one name elsewhere leave no doubt.
+
+    Args:
+        line (str)
+        module
+    """
+    m = _TYPE_FIELD.match(line)
+    cls = m and getattr(module, m.group(2), None)
+    return f"{m.group(1)}~{cls.__module__}.{cls.__qualname__}" if m and isinstance(cls, type) and cls.__module__.startswith("coretex") else line
 
 def autodoc_docstring(app, what, name, obj, options, lines):
-    """Sphinx hook: a constant gets its source comment, not its type's docstring; `nDCG@10` stays text, not a mail link.
+    """Sphinx hook: docstrings read as rST (code literal, no stray markup); a constant gets its source comment or its value, not its type's docstring.
 
     Args:
         app
@@ -331,11 +361,27 @@ def autodoc_docstring(app, what, name, obj, options, lines):
         lines
     """
     import inspect
-    lines[:] = [_MAIL_LIKE.sub(r"\\@", l) for l in lines]
+    module = sys.modules.get(getattr(obj, "__module__", None) or "") or sys.modules.get(name.rsplit(".", 1)[0])
+    lines[:] = [qualified_type(l, module) if l.startswith(":type ") else rst_text(l) for l in lines]
     if what not in ("data", "attribute"): return   # functions and classes: their docstrings carry their parameters (`parameter_docs`)
     if inspect.getdoc(obj) == inspect.getdoc(type(obj)): lines[:] = []   # compared before napoleon: it has already rewritten `lines`
     module = sys.modules.get(name.rsplit(".", 1)[0])
-    if what == "data" and module and not lines: lines[:] = [constant_doc(module, name.rsplit(".", 1)[1]) or value_summary(obj)]
+    if what == "data" and module and not lines:
+        said = constant_doc(module, name.rsplit(".", 1)[1])
+        lines[:] = [rst_text(said) if said else "``" + value_summary(obj).replace("`", "'") + "``"]   # a value is shown as code, never read as markup
+
+def skip_field_getters(app, what, name, obj, skip, options):
+    """Sphinx hook: a named tuple's field accessors are left to its docstring's Attributes, so each field is described once.
+
+    Args:
+        app
+        what
+        name
+        obj
+        skip
+        options
+    """
+    return True if type(obj).__name__ == "_tuplegetter" else None
 
 
 # %% ../nbs/82_docs.ipynb #2c1ff657
@@ -448,8 +494,9 @@ def linkcode_resolve(domain, info):   # [source] next to each documented name: t
     page = NOTEBOOK_OF.get(info.get("module"))
     return f"{page}.html" if domain == "py" and page else None
 def setup(app):
-    from coretex.docs import autodoc_docstring
+    from coretex.docs import autodoc_docstring, skip_field_getters
     app.connect("autodoc-process-docstring", autodoc_docstring)
+    app.connect("autodoc-skip-member", skip_field_getters)
 '''
 
 # the site's own stylesheet, on top of the book theme's
@@ -521,15 +568,15 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
     return notebooks
 
 def build_site(out="_docs", nbs="nbs", progress: bool = False,
-               warnings: bool = True, # False: Sphinx keeps its warnings to itself (a partial site links to pages it lacks)
+               warnings: bool = True, # True: any Sphinx warning or error fails the build; False: Sphinx keeps them to itself (a partial site links to pages it lacks)
               ) -> list:
-    """Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written.
+    """Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written. A warning is a failure (`subprocess.CalledProcessError`).
 
     Args:
         out (default '_docs')
         nbs (default 'nbs')
         progress (bool, default False)
-        warnings (bool, default True): False: Sphinx keeps its warnings to itself (a partial site links to pages it lacks)
+        warnings (bool, default True): True: any Sphinx warning or error fails the build; False: Sphinx keeps them to itself (a partial site links to pages it lacks)
     """
     import tempfile
     out, nbs = Path(out), Path(nbs)
@@ -537,7 +584,7 @@ def build_site(out="_docs", nbs="nbs", progress: bool = False,
     with tempfile.TemporaryDirectory() as tmp:   # myst-nb writes beside the build folder, so all of it stays in here
         src, html = Path(tmp) / "src", Path(tmp) / "build" / "html"
         stage_site(nbs, src, progress)
-        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q" if warnings else "-Q", "-j", "2", str(src), str(html)], check=True)
+        subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", *(["-q", "-W", "--keep-going"] if warnings else ["-Q"]), "-j", "2", str(src), str(html)], check=True)
         shutil.copytree(html, out, dirs_exist_ok=True)
     return sorted(out.glob("*.html"))
 

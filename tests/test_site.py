@@ -40,8 +40,17 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def site():
     r = subprocess.run(["coretex", "docs", "--out", str(SITE)], cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-3000:]   # the docs command fails on any Sphinx warning or error (sphinx-build -W)
+    BUILD_LOG.update(stdout=r.stdout, stderr=r.stderr)
     return SITE
+
+
+BUILD_LOG = {}
+
+
+def test_the_build_has_no_warning(site):
+    said = [l for l in (BUILD_LOG["stdout"] + BUILD_LOG["stderr"]).splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", l)]
+    assert said == [], said[:20]
 
 
 @pytest.fixture(scope="module")
