@@ -1017,6 +1017,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'coretex.docs.parameter_docs': ('docs.html#parameter_docs', 'coretex/docs.py'),
                               'coretex.docs.parameters': ('docs.html#parameters', 'coretex/docs.py'),
                               'coretex.docs.qualified_type': ('docs.html#qualified_type', 'coretex/docs.py'),
+                              'coretex.docs.readme_cell': ('docs.html#readme_cell', 'coretex/docs.py'),
                               'coretex.docs.readme_from_index': ('docs.html#readme_from_index', 'coretex/docs.py'),
                               'coretex.docs.rst_text': ('docs.html#rst_text', 'coretex/docs.py'),
                               'coretex.docs.section': ('docs.html#section', 'coretex/docs.py'),

@@ -8,7 +8,8 @@ __all__ = ['SECTIONS', 'CONF', 'CSS', 'site_notebooks', 'module_of', 'wrap_signa
            'line_comments', 'parameters', 'fields', 'section', 'documented_defs', 'with_parameter_docs',
            'parameter_docs', 'constant_doc', 'value_summary', 'rst_text', 'qualified_type', 'autodoc_docstring',
            'skip_field_getters', 'api_modules', 'module_data', 'api_page', 'api_module_markdown', 'api_markdown',
-           'readme_from_index', 'format_shown_cells', 'sections', 'toctree_cell', 'stage_site', 'build_site']
+           'readme_cell', 'readme_from_index', 'format_shown_cells', 'sections', 'toctree_cell', 'stage_site',
+           'build_site']
 
 # %% ../nbs/82_docs.ipynb #20ddfae1
 import json, re, shutil, subprocess, sys
@@ -137,6 +138,7 @@ def myst_cell(cell: dict):
     opts, cell["source"] = cell_options("".join(cell["source"]))
     md, tags = cell.setdefault("metadata", {}), []
     if opts.get("echo") == "false" or not cell["source"].strip(): tags.append("remove-input")
+    elif opts.get("code-fold") == "true": tags.append("hide-input")   # the code folded away behind a toggle, its output shown
     if opts.get("output") == "false": tags.append("remove-output")
     if opts.get("output") == "asis":   # printed text is markdown for the page
         cell["outputs"] = [{"output_type": "display_data", "metadata": {}, "data": {"text/markdown": "".join(o["text"])}}
@@ -489,14 +491,26 @@ def api_markdown(modules: list) -> str:
 
 
 # %% ../nbs/82_docs.ipynb #2356daf4
+def readme_cell(cell: dict) -> str|None:
+    """A front-page cell as the README shows it: markdown as written; an example (`#| readme: true`) as its code and the text it printed; else None.
+
+    Args:
+        cell (dict)
+    """
+    if cell["cell_type"] == "markdown": return "".join(cell["source"]).strip()
+    opts, src = cell_options("".join(cell["source"]))
+    if cell["cell_type"] != "code" or opts.get("readme") != "true": return None
+    out = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream").rstrip()
+    return f"```python\n{src.strip()}\n```" + (f"\n\n```text\n{out}\n```" if out else "")
+
 def readme_from_index(index) -> str:
-    """The README: the markdown cells of `index.ipynb`, in order, with links to notebooks pointing into `nbs/`.
+    """The README: the markdown cells of `index.ipynb` and its examples with their output, in order, with links to notebooks pointing into `nbs/`.
 
     Args:
         index
     """
     cells = json.loads(Path(index).read_text())["cells"]
-    md = "\n\n".join("".join(c["source"]).strip() for c in cells if c["cell_type"] == "markdown") + "\n"
+    md = "\n\n".join(s for s in map(readme_cell, cells) if s is not None) + "\n"
     return re.sub(r"\]\((?!https?:|/|#)([\w.-]+\.ipynb)", r"](nbs/\1", md)
 
 
