@@ -16,22 +16,26 @@ import json, re, shutil, subprocess, sys
 from pathlib import Path
 
 # %% ../nbs/82_docs.ipynb #deb3d5a9
-def site_notebooks(nbs: Path) -> list:
+def site_notebooks(
+    nbs: Path,  # the notebooks' folder
+) -> list:
     """The notebooks of the site in reading order: index first, then the numbered ones.
 
     Args:
-        nbs (Path)
+        nbs (Path): the notebooks' folder
     """
     nbs = Path(nbs)
     return [p for p in [nbs / "index.ipynb"] if p.exists()] + sorted(nbs.glob("[0-9]*.ipynb"))
 
 
 # %% ../nbs/82_docs.ipynb #9d594881
-def module_of(nb: Path) -> str|None:
+def module_of(
+    nb: Path,  # a notebook's path
+) -> str|None:
     """The module a notebook exports (`#| default_exp name`), if any.
 
     Args:
-        nb (Path)
+        nb (Path): a notebook's path
     """
     for c in json.loads(Path(nb).read_text())["cells"]:
         m = re.match(r"#\|\s*default_exp\s+(\S+)", "".join(c["source"]))
@@ -40,12 +44,15 @@ def module_of(nb: Path) -> str|None:
 
 
 # %% ../nbs/82_docs.ipynb #528afe69
-def wrap_signature_line(line: str, width: int = 84) -> list:
+def wrap_signature_line(
+    line: str,  # one line of a signature block
+    width: int = 84,  # the column to fit, in characters
+) -> list:
     """A signature line whose parameter comment runs past `width`, as lines that fit: the comment goes on under itself (or under the parameter, when the code takes half the line).
 
     Args:
-        line (str)
-        width (int, default 84)
+        line (str): one line of a signature block
+        width (int, default 84): the column to fit, in characters
     """
     from functools import partial
     from textwrap import wrap as tw
@@ -59,24 +66,30 @@ def wrap_signature_line(line: str, width: int = 84) -> list:
     indent = len(code) - len(code.lstrip()) + 4   # under a parameter too long to leave room beside it
     return [code] + [" " * indent + "# " + r for r in wrap(comment, width - indent - 2)]
 
-def wrap_signature(md: str, width: int = 84) -> str:
+def wrap_signature(
+    md: str,  # show_doc's markdown, its signature in a ```python block
+    width: int = 84,  # the column to fit, in characters
+) -> str:
     """show_doc's markdown with the long lines of its signature block wrapped to `width` columns.
 
     Args:
-        md (str)
-        width (int, default 84)
+        md (str): show_doc's markdown, its signature in a ```python block
+        width (int, default 84): the column to fit, in characters
     """
     head, fence, rest = md.partition("```python\n")
     if not fence: return md
     sig, end, tail = rest.partition("```")
     return head + fence + "".join(l + "\n" for s in sig.splitlines() for l in wrap_signature_line(s, width)) + end + tail
 
-def show_doc_markdown(module, expr: str) -> str:
+def show_doc_markdown(
+    module,  # the imported module that defines the name
+    expr: str,  # `name` or `Class.method`
+) -> str:
     """nbdev's show_doc markdown for `expr` (`name` or `Class.method`) of an imported module, classes shown as classes.
 
     Args:
-        module
-        expr (str)
+        module: the imported module that defines the name
+        expr (str): `name` or `Class.method`
     """
     import inspect
     from functools import reduce
@@ -89,12 +102,15 @@ def show_doc_markdown(module, expr: str) -> str:
 
 
 # %% ../nbs/82_docs.ipynb #f893e82b
-def nbdev_view(src: Path, dst: Path) -> None:
+def nbdev_view(
+    src: Path,  # the notebook as written
+    dst: Path,  # where the processed notebook is written
+) -> None:
     """Write `src` to `dst` as nbdev renders it: directives applied, hidden cells gone, each export's show_doc in place.
 
     Args:
-        src (Path)
-        dst (Path)
+        src (Path): the notebook as written
+        dst (Path): where the processed notebook is written
     """
     from importlib import import_module
     from fastcore.nbio import read_nb, write_nb
@@ -118,22 +134,26 @@ def nbdev_view(src: Path, dst: Path) -> None:
 # %% ../nbs/82_docs.ipynb #1c64bd8b
 _OPTION = re.compile(r"^#\|\s*([\w-]+)\s*:\s*(.*?)\s*$")
 
-def cell_options(source: str) -> tuple:
+def cell_options(
+    source: str,  # a code cell's source
+) -> tuple:
     """The Quarto options (`#| key: value`) on a cell's leading lines, and the source below them.
 
     Args:
-        source (str)
+        source (str): a code cell's source
     """
     lines, opts = source.splitlines(), {}
     while lines and (m := _OPTION.match(lines[0])):
         opts[m.group(1)] = m.group(2).strip("'\""); lines.pop(0)
     return opts, "\n".join(lines)
 
-def myst_cell(cell: dict):
+def myst_cell(
+    cell: dict,  # a code cell as a dict (nbformat's JSON); changed in place
+):
     """A code cell with its Quarto options turned into myst-nb's tags and metadata; None when nothing of it shows.
 
     Args:
-        cell (dict)
+        cell (dict): a code cell as a dict (nbformat's JSON); changed in place
     """
     opts, cell["source"] = cell_options("".join(cell["source"]))
     md, tags = cell.setdefault("metadata", {}), []
@@ -155,34 +175,44 @@ _SOURCE_LINK = re.compile(r"^\[source\]\([^)]*\)(\{[^}]*\})?[ \t]*$", re.M)
 
 _NB_NAME = re.compile(r"(?<![\[\w])`(\d\d[a-z]?_\w+)`(?![\]\w])")
 
-def local_links(md: str, pages: dict, suffix: str = ".ipynb") -> str:
+def local_links(
+    md: str,  # markdown of a cell or an output
+    pages: dict,  # nbdev's page name -> the notebook's stem (`keccak` -> `11_keccak`)
+    suffix: str = ".ipynb",  # '.ipynb' in markdown cells, '.html' inside outputs
+) -> str:
     """Point nbdev's site-absolute links (`/keccak.html#hexerror`) at the notebooks they name (show_doc's headings carry no anchor here), link a notebook's name written in backticks in prose, and drop source links; `suffix` is `.html` inside outputs, where Sphinx resolves no document links.
 
     Args:
-        md (str)
-        pages (dict)
-        suffix (str, default '.ipynb')
+        md (str): markdown of a cell or an output
+        pages (dict): nbdev's page name -> the notebook's stem (`keccak` -> `11_keccak`)
+        suffix (str, default '.ipynb'): '.ipynb' in markdown cells, '.html' inside outputs
     """
     md = _SOURCE_LINK.sub("", md)
     md = _NBDEV_LINK.sub(lambda m: f"]({pages.get(m.group(1), m.group(1))}{suffix})", md)
     stems = set(pages.values())
     return _NB_NAME.sub(lambda m: f"[`{m.group(1)}`]({m.group(1)}{suffix})" if m.group(1) in stems else m.group(0), md)
 
-def title_cell(nb: Path) -> str:
+def title_cell(
+    nb: Path,  # a notebook's path
+) -> str:
     """A notebook's first markdown cell as its author wrote it: the title, the one-sentence purpose and whatever follows.
 
     Args:
-        nb (Path)
+        nb (Path): a notebook's path
     """
     return next("".join(c["source"]) for c in json.loads(Path(nb).read_text())["cells"] if c["cell_type"] == "markdown")
 
-def myst_notebook(nb: dict, pages: dict, title: str) -> dict:
+def myst_notebook(
+    nb: dict,  # a notebook nbdev processed, as a dict; changed in place
+    pages: dict,  # nbdev's page name -> the notebook's stem
+    title: str,  # the notebook's first markdown cell as written (title_cell)
+) -> dict:
     """A notebook nbdev processed, ready for myst-nb: its title cell back in place of the front matter, options mapped, links local.
 
     Args:
-        nb (dict)
-        pages (dict)
-        title (str)
+        nb (dict): a notebook nbdev processed, as a dict; changed in place
+        pages (dict): nbdev's page name -> the notebook's stem
+        title (str): the notebook's first markdown cell as written (title_cell)
     """
     cells = []
     for c in nb["cells"]:
@@ -202,11 +232,13 @@ def myst_notebook(nb: dict, pages: dict, title: str) -> dict:
                       "language_info": {"name": "python", "pygments_lexer": "ipython3"}}
     return nb
 
-def output_file(nb: dict) -> str:
+def output_file(
+    nb: dict,  # a notebook nbdev processed, as a dict
+) -> str:
     """The page name nbdev gives a notebook (`11_keccak` -> `keccak`), from its processed front matter.
 
     Args:
-        nb (dict)
+        nb (dict): a notebook nbdev processed, as a dict
     """
     src = "".join(nb["cells"][0]["source"]) if nb["cells"] else ""
     m = re.search(r"^output-file:\s*(\S+)\.html", src, re.M)
@@ -216,11 +248,13 @@ def output_file(nb: dict) -> str:
 # %% ../nbs/82_docs.ipynb #9ef3e138
 import ast, io, tokenize
 
-def line_comments(source: str) -> dict:
+def line_comments(
+    source: str,  # Python source
+) -> dict:
     """Line number -> the trailing comment on it (what docments reads), directives left out.
 
     Args:
-        source (str)
+        source (str): Python source
     """
     out = {}
     try:
@@ -230,12 +264,15 @@ def line_comments(source: str) -> dict:
     return out
 
 # %% ../nbs/82_docs.ipynb #72c8104f
-def parameters(fn, comments: dict) -> list:
+def parameters(
+    fn,  # an ast.FunctionDef (or AsyncFunctionDef)
+    comments: dict,  # line number -> trailing comment (line_comments)
+) -> list:
     """(name, annotation, default, comment) of each parameter of `fn` but self and cls; a comment belongs to the last parameter on its line.
 
     Args:
-        fn
-        comments (dict)
+        fn: an ast.FunctionDef (or AsyncFunctionDef)
+        comments (dict): line number -> trailing comment (line_comments)
     """
     a = fn.args
     pos = a.posonlyargs + a.args
@@ -248,22 +285,28 @@ def parameters(fn, comments: dict) -> list:
              d and ast.unparse(d), comments.get(p.lineno) if last[p.lineno] == p.arg else None)
             for p, d in params if p.arg not in ("self", "cls")]
 
-def fields(cls, comments: dict) -> list:
+def fields(
+    cls,  # an ast.ClassDef
+    comments: dict,  # line number -> trailing comment (line_comments)
+) -> list:
     """(name, annotation, default, comment) of each annotated field of a class body (a dataclass's fields).
 
     Args:
-        comments (dict)
+        comments (dict): line number -> trailing comment (line_comments)
     """
     return [(n.target.id, ast.unparse(n.annotation), n.value and ast.unparse(n.value), comments.get(n.lineno))
             for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and not n.target.id.startswith("_")]
 
 # %% ../nbs/82_docs.ipynb #036746f3
-def section(title: str, rows: list) -> list:
+def section(
+    title: str,  # 'Args' or 'Attributes'
+    rows: list,  # (name, annotation, default, comment) per parameter, as parameters() gives them
+) -> list:
     """A Google-style docstring section: `name (type, default X): comment` per row.
 
     Args:
-        title (str)
-        rows (list)
+        title (str): 'Args' or 'Attributes'
+        rows (list): (name, annotation, default, comment) per parameter, as parameters() gives them
     """
     def one(name, anno, default, doc):
         kind = ", ".join(x for x in (anno, default and f"default {default}") if x)
@@ -275,12 +318,15 @@ def _docstring(node):
     b = node.body[0] if node.body else None
     return b.value if isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str) else None
 
-def documented_defs(tree, comments: dict) -> list:
+def documented_defs(
+    tree,  # the ast.Module of an exported cell
+    comments: dict,  # line number -> trailing comment (line_comments)
+) -> list:
     """(docstring constant, section lines) for each top-level function and class of `tree` and each method, where there is something to add.
 
     Args:
-        tree
-        comments (dict)
+        tree: the ast.Module of an exported cell
+        comments (dict): line number -> trailing comment (line_comments)
     """
     out = []
     def visit(node):
@@ -297,11 +343,13 @@ def documented_defs(tree, comments: dict) -> list:
     return out
 
 # %% ../nbs/82_docs.ipynb #6372f1cb
-def with_parameter_docs(source: str) -> str:
+def with_parameter_docs(
+    source: str,  # an exported cell's Python source
+) -> str:
     """`source` with each docstring followed by its parameters (or a dataclass's fields): their types, defaults and trailing comments.
 
     Args:
-        source (str)
+        source (str): an exported cell's Python source
     """
     try: tree = ast.parse(source)
     except SyntaxError: return source
@@ -314,21 +362,26 @@ def with_parameter_docs(source: str) -> str:
         lines[first:last + 1] = [lines[first][:const.col_offset] + literal + lines[last][const.end_col_offset:]]
     return b"".join(lines).decode()
 
-def parameter_docs(cell):
+def parameter_docs(
+    cell,  # the cell nbdev hands an export processor (source and directives_); changed in place
+):
     """nbdev export processor: an exported cell's docstrings gain their parameters, so `help()` explains them.
 
     Args:
-        cell
+        cell: the cell nbdev hands an export processor (source and directives_); changed in place
     """
     if cell.cell_type == "code" and {"export", "exports"} & set(getattr(cell, "directives_", {})): cell.source = with_parameter_docs(cell.source)
 
 # %% ../nbs/82_docs.ipynb #323875db
-def constant_doc(module, name: str) -> str:
+def constant_doc(
+    module,  # the imported module
+    name: str,  # the constant's name in it
+) -> str:
     """What the source says of a module constant: the comment on its assignment line, or the comment line above it.
 
     Args:
-        module
-        name (str)
+        module: the imported module
+        name (str): the constant's name in it
     """
     import inspect
     lines = inspect.getsource(module).splitlines()
@@ -339,11 +392,13 @@ def constant_doc(module, name: str) -> str:
             return above.lstrip("# ") if above.startswith("# ") and not above.startswith("# %%") else ""
     return ""
 
-def value_summary(v) -> str:
+def value_summary(
+    v,  # any value
+) -> str:
     """A constant described by its value when its source says nothing of it: its type and size, and how it begins.
 
     Args:
-        v
+        v: any value
     """
     if isinstance(v, (dict, tuple, list, set, frozenset)) and not hasattr(v, "_fields"):
         items = list(v)[:4] if not isinstance(v, (set, frozenset)) else sorted(v, key=repr)[:4]
@@ -355,11 +410,13 @@ def value_summary(v) -> str:
 _MAIL_LIKE = re.compile(r"(?<=\w)@(?=\w)")
 _TYPE_FIELD = re.compile(r"^(:type [^:]+: )([A-Za-z_]\w*)$")
 
-def rst_text(line: str) -> str:
+def rst_text(
+    line: str,  # one docstring line as nbdev writes it (markdown)
+) -> str:
     """A docstring line written for nbdev (markdown: `code`, a bare `*.json`) as reStructuredText: code as inline literals, the rest escaped where rST would read markup.
 
     Args:
-        line (str)
+        line (str): one docstring line as nbdev writes it (markdown)
     """
     parts = re.split(r"(``[^`]+``|(?<!`)`[^`]+`(?!`))", line)
     def prose(s):   # an unpaired `*` would open emphasis, `|x|` a substitution, `word_` a link target, `a@b` a mail address
@@ -372,27 +429,37 @@ def rst_text(line: str) -> str:
     return "".join(p if p.startswith("``") else code(p.strip("`"), parts[i - 1], parts[i + 1]) if p.startswith("`") else prose(p)
                    for i, p in enumerate(parts))
 
-def qualified_type(line: str, module) -> str:
+def qualified_type(
+    line: str,  # one napoleon field line (`:type x: Name`)
+    module,  # the module whose names the type is read in
+) -> str:
     """A napoleon `:type x: Name` field pointed at the class the module means, so two classes of one name elsewhere leave no doubt.
 
     Args:
-        line (str)
-        module
+        line (str): one napoleon field line (`:type x: Name`)
+        module: the module whose names the type is read in
     """
     m = _TYPE_FIELD.match(line)
     cls = m and getattr(module, m.group(2), None)
     return f"{m.group(1)}~{cls.__module__}.{cls.__qualname__}" if m and isinstance(cls, type) and cls.__module__.startswith("coretex") else line
 
-def autodoc_docstring(app, what, name, obj, options, lines):
+def autodoc_docstring(
+    app,  # the Sphinx application (unused)
+    what,  # the kind of object: 'function', 'class', 'data', 'attribute', ...
+    name,  # its dotted name
+    obj,  # the object
+    options,  # the directive's options (unused)
+    lines,  # the docstring's lines, changed in place
+):
     """Sphinx hook: docstrings read as rST (code literal, no stray markup); a constant gets its source comment or its value, not its type's docstring.
 
     Args:
-        app
-        what
-        name
-        obj
-        options
-        lines
+        app: the Sphinx application (unused)
+        what: the kind of object: 'function', 'class', 'data', 'attribute', ...
+        name: its dotted name
+        obj: the object
+        options: the directive's options (unused)
+        lines: the docstring's lines, changed in place
     """
     import inspect
     module = sys.modules.get(getattr(obj, "__module__", None) or "") or sys.modules.get(name.rsplit(".", 1)[0])
@@ -404,26 +471,35 @@ def autodoc_docstring(app, what, name, obj, options, lines):
         said = constant_doc(module, name.rsplit(".", 1)[1])
         lines[:] = [rst_text(said) if said else "``" + value_summary(obj).replace("`", "'") + "``"]   # a value is shown as code, never read as markup
 
-def skip_field_getters(app, what, name, obj, skip, options):
+def skip_field_getters(
+    app,  # the Sphinx application (unused)
+    what,  # the kind of the parent object
+    name,  # the member's name
+    obj,  # the member
+    skip,  # what autodoc would decide
+    options,  # the directive's options (unused)
+):
     """Sphinx hook: a named tuple's field accessors are left to its docstring's Attributes, so each field is described once.
 
     Args:
-        app
-        what
-        name
-        obj
-        skip
-        options
+        app: the Sphinx application (unused)
+        what: the kind of the parent object
+        name: the member's name
+        obj: the member
+        skip: what autodoc would decide
+        options: the directive's options (unused)
     """
     return True if type(obj).__name__ == "_tuplegetter" else None
 
 
 # %% ../nbs/82_docs.ipynb #2c1ff657
-def api_modules(notebooks: list) -> list:
+def api_modules(
+    notebooks: list,  # the site's notebooks in reading order (site_notebooks)
+) -> list:
     """The modules the API page documents: each notebook's, in notebook order, except the command line (its manual is `90_cli` and the pages after it), `coretex` itself (the page's first table) and packages that only gather their modules' names.
 
     Args:
-        notebooks (list)
+        notebooks (list): the site's notebooks in reading order (site_notebooks)
     """
     from importlib import import_module
     mods = [m for m in map(module_of, notebooks) if m not in (None, "coretex") and m.split(".")[:2] != ["coretex", "cli"]]
@@ -432,11 +508,13 @@ def api_modules(notebooks: list) -> list:
         return hasattr(import_module(m), "__path__") and public[m] and all(any(o is public[k].get(n) for k in mods if k != m) for n, o in public[m].items())
     return [m for m in mods if not gathers(m)]
 
-def module_data(module: str) -> str:
+def module_data(
+    module: str,  # a dotted module name
+) -> str:
     """autodata entries for a module's public constants, named but not spelled out (automodule lists only its functions and classes).
 
     Args:
-        module (str)
+        module (str): a dotted module name
     """
     import inspect
     from importlib import import_module
@@ -450,27 +528,33 @@ SECTIONS = {  # a layer of the package -> the sidebar's heading over its pages
     "demo": "Putting it together", "simulate": "Putting it together", "docs": "Putting it together", "cli": "Command line",
 }
 
-def api_page(module: str) -> str:
+def api_page(
+    module: str,  # a dotted module name
+) -> str:
     """The page name of a module's API reference (`coretex.core.keccak` -> `api_core_keccak`).
 
     Args:
-        module (str)
+        module (str): a dotted module name
     """
     return "api_" + module.removeprefix("coretex.").replace(".", "_")
 
-def api_module_markdown(module: str) -> str:
+def api_module_markdown(
+    module: str,  # a dotted module name
+) -> str:
     """A module's API page in MyST: its docstring and each public name through autodoc (the names are the page's contents).
 
     Args:
-        module (str)
+        module (str): a dotted module name
     """
     return f"# `{module}`\n\n```{{eval-rst}}\n.. automodule:: {module}\n\n{module_data(module)}```\n"   # autodoc writes rST
 
-def api_markdown(modules: list) -> str:
+def api_markdown(
+    modules: list,  # the documented modules in reading order (api_modules)
+) -> str:
     """The API reference's first page in MyST: the names `from coretex import` gives, then the modules' pages by layer.
 
     Args:
-        modules (list)
+        modules (list): the documented modules in reading order (api_modules)
     """
     import coretex
     from importlib import import_module
@@ -491,11 +575,13 @@ def api_markdown(modules: list) -> str:
 
 
 # %% ../nbs/82_docs.ipynb #2356daf4
-def readme_cell(cell: dict) -> str|None:
+def readme_cell(
+    cell: dict,  # a cell of index.ipynb, as a dict
+) -> str|None:
     """A front-page cell as the README shows it: markdown as written; an example (`#| readme: true`) as its code and the text it printed; else None.
 
     Args:
-        cell (dict)
+        cell (dict): a cell of index.ipynb, as a dict
     """
     if cell["cell_type"] == "markdown": return "".join(cell["source"]).strip()
     opts, src = cell_options("".join(cell["source"]))
@@ -503,11 +589,13 @@ def readme_cell(cell: dict) -> str|None:
     out = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o.get("output_type") == "stream").rstrip()
     return f"```python\n{src.strip()}\n```" + (f"\n\n```text\n{out}\n```" if out else "")
 
-def readme_from_index(index) -> str:
+def readme_from_index(
+    index,  # the path of index.ipynb
+) -> str:
     """The README: the markdown cells of `index.ipynb` and its examples with their output, in order, with links to notebooks pointing into `nbs/`.
 
     Args:
-        index
+        index: the path of index.ipynb
     """
     cells = json.loads(Path(index).read_text())["cells"]
     md = "\n\n".join(s for s in map(readme_cell, cells) if s is not None) + "\n"
@@ -517,12 +605,15 @@ def readme_from_index(index) -> str:
 # %% ../nbs/82_docs.ipynb #02a3e3a6
 _NOT_SHOWN = re.compile(r"#\|\s*(export|exporti|exports|hide|default_exp)\b")
 
-def format_shown_cells(nb_path, width: int = 88) -> int:
+def format_shown_cells(
+    nb_path,  # a notebook's path; rewritten in place when a cell changes
+    width: int = 88,  # the column, in characters
+) -> int:
     """Format the code a reader sees in a notebook (each code cell but exported and hidden ones) to `width` columns with ruff; how many cells changed.
 
     Args:
-        nb_path
-        width (int, default 88)
+        nb_path: a notebook's path; rewritten in place when a cell changes
+        width (int, default 88): the column, in characters
     """
     import importlib.util, subprocess, sys
     if importlib.util.find_spec("ruff") is None: raise RuntimeError("formatting cells needs ruff: pip install ruff")
@@ -588,11 +679,13 @@ dl.py dt { overflow-wrap: anywhere; }
 div.cell_input pre, div.highlight pre, div.cell_output pre { font-size: 0.8rem; }
 '''
 
-def sections(notebooks: list) -> list:
+def sections(
+    notebooks: list,  # the site's notebooks in reading order (site_notebooks)
+) -> list:
     """The site's pages grouped under the sidebar's headings, in reading order: [(heading, [page, ...]), ...], the API page last.
 
     Args:
-        notebooks (list)
+        notebooks (list): the site's notebooks in reading order (site_notebooks)
     """
     from coretex.layers import layer_of
     out = []
@@ -603,22 +696,28 @@ def sections(notebooks: list) -> list:
         out[-1][1].append(nb.stem)
     return out + [("Reference", ["api"])]
 
-def toctree_cell(groups: list) -> dict:
+def toctree_cell(
+    groups: list,  # [(heading, [page, ...]), ...] as sections() gives them
+) -> dict:
     """The front page's (hidden) tables of contents: one per heading, so the sidebar groups the pages by layer.
 
     Args:
-        groups (list)
+        groups (list): [(heading, [page, ...]), ...] as sections() gives them
     """
     trees = [f"```{{toctree}}\n:hidden:\n:maxdepth: 1\n:caption: {heading}\n\n" + "\n".join(pages) + "\n```" for heading, pages in groups]
     return {"cell_type": "markdown", "id": "toctree", "metadata": {}, "source": "\n\n".join(trees)}
 
-def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
+def stage_site(
+    nbs: Path,  # the notebooks' folder
+    stage: Path,  # the folder Sphinx reads; emptied first
+    progress: bool = False,  # True: a progress bar on the terminal
+) -> list:
     """Write the site's sources into `stage`: the notebooks as nbdev processes them, mapped for myst-nb, the API page and Sphinx's configuration; returns the notebooks.
 
     Args:
-        nbs (Path)
-        stage (Path)
-        progress (bool, default False)
+        nbs (Path): the notebooks' folder
+        stage (Path): the folder Sphinx reads; emptied first
+        progress (bool, default False): True: a progress bar on the terminal
     """
     from tqdm import tqdm   # a terminal bar: tqdm.auto wants ipywidgets inside a notebook
     shutil.rmtree(stage, ignore_errors=True); (stage / "_static").mkdir(parents=True)
@@ -637,15 +736,18 @@ def stage_site(nbs: Path, stage: Path, progress: bool = False) -> list:
     (stage / "_static" / "coretex.css").write_text(CSS)
     return notebooks
 
-def build_site(out="_docs", nbs="nbs", progress: bool = False,
-               warnings: bool = True, # True: any Sphinx warning or error fails the build; False: Sphinx keeps them to itself (a partial site links to pages it lacks)
-              ) -> list:
+def build_site(
+    out="_docs",  # the folder the site is copied to
+    nbs="nbs",  # the notebooks' folder; README.md is written beside it
+    progress: bool = False,  # True: a progress bar on the terminal
+    warnings: bool = True,  # True: any Sphinx warning or error fails the build; False: Sphinx keeps them to itself (a partial site links to pages it lacks)
+) -> list:
     """Build the site into `out` with Sphinx and myst-nb from nbdev's processed notebooks, and the README from the front page; returns the pages written. A warning is a failure (`subprocess.CalledProcessError`).
 
     Args:
-        out (default '_docs')
-        nbs (default 'nbs')
-        progress (bool, default False)
+        out (default '_docs'): the folder the site is copied to
+        nbs (default 'nbs'): the notebooks' folder; README.md is written beside it
+        progress (bool, default False): True: a progress bar on the terminal
         warnings (bool, default True): True: any Sphinx warning or error fails the build; False: Sphinx keeps them to itself (a partial site links to pages it lacks)
     """
     import tempfile
