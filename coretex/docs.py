@@ -67,13 +67,13 @@ def wrap_signature_line(
     return [code] + [" " * indent + "# " + r for r in wrap(comment, width - indent - 2)]
 
 def wrap_signature(
-    md: str,  # show_doc's markdown, its signature in a ```python block
+    md: str,  # show_doc's markdown, its signature in a python code fence
     width: int = 84,  # the column to fit, in characters
 ) -> str:
     """show_doc's markdown with the long lines of its signature block wrapped to `width` columns.
 
     Args:
-        md (str): show_doc's markdown, its signature in a ```python block
+        md (str): show_doc's markdown, its signature in a python code fence
         width (int, default 84): the column to fit, in characters
     """
     head, fence, rest = md.partition("```python\n")
