@@ -677,6 +677,10 @@ dl.py dt { overflow-wrap: anywhere; }
 .bd-main .bd-content .bd-article-container { max-width: 100%; }
 .bd-sidebar-secondary { flex-basis: 13rem; max-width: 13rem; }
 div.cell_input pre, div.highlight pre, div.cell_output pre { font-size: 0.8rem; }
+/* the API pages: a name's entry set closer to the next, its parameter list tight (a module's page stays short) */
+dl.py { margin-bottom: 0.75rem; }
+dl.py dd > dl.field-list { margin-bottom: 0.25rem; }
+dl.py dd p { margin-bottom: 0.4rem; }
 '''
 
 def sections(
