@@ -10,11 +10,13 @@ import json, os, tempfile
 from .core.keccak import keccak256, to_hex, from_hex
 
 # %% ../nbs/80_demo.ipynb #ce6c9092
-def demo_protocol(say=print) -> None:
+def demo_protocol(
+    say=print,  # where each line goes (print, or a list's append)
+) -> None:
     """Section 1: the two published transition patches from genesis, the substrate they build, and a demo epoch's seeds.
 
     Args:
-        say (default print)
+        say (default print): where each line goes (print, or a list's append)
     """
     from coretex.core.state import GENESIS, state_root
     from coretex.core.patch import apply_patch, decode_patch
@@ -44,23 +46,28 @@ def demo_protocol(say=print) -> None:
     for k, v in seeds(s).items(): say(f"{k:<23} {v}")
 
 # %% ../nbs/80_demo.ipynb #a6f59dfb
-def abstention_patch(parent_root: bytes, k: int = 0) -> bytes:
+def abstention_patch(
+    parent_root: bytes,  # the 32-byte root of the state the patch applies to
+    k: int = 0,  # which policy cell: the atom is written into cell 640 + k
+) -> bytes:
     """A POLICY_UPDATE adding one abstention atom in cell 640 + k: abstain when the top score shows missing evidence.
 
     Args:
-        parent_root (bytes)
-        k (int, default 0)
+        parent_root (bytes): the 32-byte root of the state the patch applies to
+        k (int, default 0): which policy cell: the atom is written into cell 640 + k
     """
     from coretex.core.layout import encode_atom
     from coretex.core.patch import make_patch
     atom = encode_atom("missing_evidence", "top1_score", "abstain", "owner", 0xFFFF, budget=80, flags=1)
     return make_patch(parent_root, {640 + k: atom}, 0x07)
 
-def demo_patches(parent_root: bytes) -> list:
+def demo_patches(
+    parent_root: bytes,  # the 32-byte root of the state both patches apply to
+) -> list:
     """(title, patch bytes) of the demo's two candidate patches.
 
     Args:
-        parent_root (bytes)
+        parent_root (bytes): the 32-byte root of the state both patches apply to
     """
     from coretex.core.layout import encode_memory_slot
     from coretex.core.patch import make_patch
@@ -69,13 +76,17 @@ def demo_patches(parent_root: bytes) -> list:
              make_patch(parent_root, {40: encode_memory_slot("mem_p000007_role", "near_collision")}, 0x02))]
 
 # %% ../nbs/80_demo.ipynb #c445dc16
-def demo_coordinator(say, ev, tries: int = 8) -> None:
+def demo_coordinator(
+    say,  # where each line goes (print, or a list's append)
+    ev,  # the Evaluator that scores the submitted patch
+    tries: int = 8,  # how many candidate blocks to try for one whose packs accept the patch
+) -> None:
     """Section 3: intake, the future block, Gate and Confirm, the signed receipt, the cache and a replay.
 
     Args:
-        say
-        ev
-        tries (int, default 8)
+        say: where each line goes (print, or a list's append)
+        ev: the Evaluator that scores the submitted patch
+        tries (int, default 8): how many candidate blocks to try for one whose packs accept the patch
     """
     from coretex.network.chain import Chain
     from coretex.network.coordinator import Coordinator
@@ -111,11 +122,13 @@ def demo_coordinator(say, ev, tries: int = 8) -> None:
     finally: close(); tmp.cleanup()
 
 # %% ../nbs/80_demo.ipynb #2b38ad80
-def run_demo(say=print) -> None:
+def run_demo(
+    say=print,  # where each line goes (print, or a list's append)
+) -> None:
     """The protocol, the evaluator on two candidate patches, then the coordinator loop.
 
     Args:
-        say (default print)
+        say (default print): where each line goes (print, or a list's append)
     """
     from coretex.core.state import GENESIS, state_root
     from coretex.evaluator.evaluate import Evaluator, evaluate_patch, render_report

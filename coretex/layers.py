@@ -25,33 +25,42 @@ LAYERS = {  # layer -> the layers it may import, bottom to top
     "layers": (),
 }
 
-def layer_of(module: str) -> str:
+def layer_of(
+    module: str,  # a dotted module name, `coretex` or `coretex.<layer>[.<module>]`
+) -> str:
     """The layer of a module named `coretex.<layer>[.<module>]` (`api` for `coretex` itself).
 
     Args:
-        module (str)
+        module (str): a dotted module name, `coretex` or `coretex.<layer>[.<module>]`
     """
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "api"
 
 # %% ../nbs/01_layers.ipynb #bf991ec6
-def module_name(path: Path, root: Path) -> str:
+def module_name(
+    path: Path,  # a .py file under `root`
+    root: Path,  # the package folder (`coretex/`)
+) -> str:
     """`coretex/evaluator/evaluate.py` -> `coretex.evaluator.evaluate` (a package's `__init__` is the package).
 
     Args:
-        path (Path)
-        root (Path)
+        path (Path): a .py file under `root`
+        root (Path): the package folder (`coretex/`)
     """
     parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
-def imports_of(source: str, module: str, is_package: bool = False) -> set:
+def imports_of(
+    source: str,  # the module's Python source
+    module: str,  # its dotted name, to resolve relative imports
+    is_package: bool = False,  # True for a package's `__init__` (a relative import starts from the package itself)
+) -> set:
     """The coretex modules a module's source imports, wherever the import stands.
 
     Args:
-        source (str)
-        module (str)
-        is_package (bool, default False)
+        source (str): the module's Python source
+        module (str): its dotted name, to resolve relative imports
+        is_package (bool, default False): True for a package's `__init__` (a relative import starts from the package itself)
     """
     base = module.split(".") if is_package else module.split(".")[:-1]
     out = set()
@@ -64,11 +73,13 @@ def imports_of(source: str, module: str, is_package: bool = False) -> set:
             out |= {f"{target}.{a.name}" for a in node.names} | {target}
     return out
 
-def import_graph(root: Path|None = None) -> dict:
+def import_graph(
+    root: Path|None = None,  # the package folder; None: the installed coretex
+) -> dict:
     """Every coretex module -> the coretex modules it imports (names that are not modules dropped).
 
     Args:
-        root (Path | None, default None)
+        root (Path | None, default None): the package folder; None: the installed coretex
     """
     root = Path(root or Path(__file__).parent)
     files = {module_name(p, root): p for p in sorted(root.rglob("*.py")) if p.name != "_modidx.py"}
@@ -76,20 +87,24 @@ def import_graph(root: Path|None = None) -> dict:
     return {m: {i for i in deps if i in files and i != m} for m, deps in graph.items()}
 
 # %% ../nbs/01_layers.ipynb #d6890489
-def upward_imports(graph: dict) -> list:
+def upward_imports(
+    graph: dict,  # module -> the modules it imports (import_graph's answer)
+) -> list:
     """(module, imported) pairs where a layer imports one it may not.
 
     Args:
-        graph (dict)
+        graph (dict): module -> the modules it imports (import_graph's answer)
     """
     return sorted((m, i) for m, deps in graph.items() for i in deps
                   if layer_of(i) != layer_of(m) and layer_of(i) not in LAYERS[layer_of(m)])
 
-def circles(graph: dict) -> list:
+def circles(
+    graph: dict,  # module -> the modules it imports (import_graph's answer)
+) -> list:
     """The import circles of `graph`: each a sorted list of the modules that reach one another (Tarjan's strongly connected components).
 
     Args:
-        graph (dict)
+        graph (dict): module -> the modules it imports (import_graph's answer)
     """
     index, low, stack, on, out = {}, {}, [], set(), []
     def visit(v):
@@ -110,10 +125,12 @@ def circles(graph: dict) -> list:
 # %% ../nbs/01_layers.ipynb #33d405d5
 _PARAMETER_SECTION = re.compile(r'\n\n[ \t]*(?:Args|Attributes):\n(?:[ \t]+\S.*\n)*[ \t]*(?=""")')
 
-def written_lines(source: str) -> int:
+def written_lines(
+    source: str,  # a module's Python source as exported
+) -> int:
     """Lines of a module's source as its notebook writes them: without the parameter sections export adds to docstrings.
 
     Args:
-        source (str)
+        source (str): a module's Python source as exported
     """
     return len(_PARAMETER_SECTION.sub("", source).splitlines())

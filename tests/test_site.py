@@ -40,8 +40,17 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def site():
     r = subprocess.run(["coretex", "docs", "--out", str(SITE)], cwd=ROOT, capture_output=True, text=True, timeout=900)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, r.stderr[-3000:]   # the docs command fails on any Sphinx warning or error (sphinx-build -W)
+    BUILD_LOG.update(stdout=r.stdout, stderr=r.stderr)
     return SITE
+
+
+BUILD_LOG = {}
+
+
+def test_the_build_has_no_warning(site):
+    said = [l for l in (BUILD_LOG["stdout"] + BUILD_LOG["stderr"]).splitlines() if re.search(r"\b(WARNING|ERROR|CRITICAL)\b", l)]
+    assert said == [], said[:20]
 
 
 @pytest.fixture(scope="module")
@@ -117,14 +126,16 @@ def test_no_empty_prompts_and_figures_have_alt_text(site):
 
 def test_api_page_lists_exactly_the_public_api(site):
     import coretex
-    from coretex.docs import api_modules, site_notebooks
+    from coretex.docs import api_modules, api_page, site_notebooks
     modules = api_modules(site_notebooks(ROOT / "nbs"))
     want = {f"{m}.{n}" for m in modules for n in importlib.import_module(m).__all__}
-    ids = set(re.findall(r'<dt class="sig sig-object py" id="(coretex\.[\w.]+)"', (site / "api.html").read_text()))
+    reference = "".join(p.read_text() for p in sorted(site.glob("api_*.html")))   # one page per module
+    ids = set(re.findall(r'<dt class="sig sig-object py" id="(coretex\.[\w.]+)"', reference))
     listed = {i for i in ids if i.rsplit(".", 1)[0] in modules}   # module-level entries, not a class's members
     assert listed == want, {"missing": sorted(want - listed)[:20], "extra": sorted(listed - want)[:20]}
     top = re.search(r"<table.*?</table>", (site / "api.html").read_text(), re.S).group(0)   # from coretex import ...
     assert [n for n in coretex.__all__ if not re.search(rf'title="coretex\.[\w.]+\.{n}"', top)] == []
+    assert [api_page(m) for m in modules if f'href="{api_page(m)}.html"' not in (site / "api.html").read_text()] == []
     assert not any(i.startswith("coretex.cli.") for i in ids)   # the CLI's cmd_* and add_* are how it parses, not an API
 
 
@@ -199,8 +210,8 @@ def test_every_page_shows_what_its_code_computes(site):
 
 
 def test_the_site_says_whose_it_is_and_where_names_come_from(site):
-    front, api = (site / "index.html").read_text(), (site / "api.html").read_text()
-    for page in (front, api):
+    front, api = (site / "index.html").read_text(), "".join(p.read_text() for p in sorted(site.glob("api_*.html")))
+    for page in (front, (site / "api.html").read_text(), api):
         assert "Apache-2.0" in page and "coretex" in page and "Author name not set" not in page
         assert "copybtn" in page or "copybutton" in page   # sphinx-copybutton's button and its script
     assert 'class="viewcode-link"' in api and not re.search(r'href="mailto:', api)

@@ -34,13 +34,17 @@ class HexError(ValueError):
 
 _HEX = re.compile(r"[0-9a-fA-F]*")
 
-def from_hex(s: str, nbytes: int|None = None, what: str = "hex") -> bytes:
+def from_hex(
+    s: str,  # hex digits, 0x-prefixed or not, either case
+    nbytes: int|None = None,  # the length required in bytes; None takes any even length
+    what: str = "hex",  # what the value is, named in the HexError's message
+) -> bytes:
     """Bytes of the hex string `s` (case-insensitive, optional 0x); `nbytes` fixes the length.
 
     Args:
-        s (str)
-        nbytes (int | None, default None)
-        what (str, default 'hex')
+        s (str): hex digits, 0x-prefixed or not, either case
+        nbytes (int | None, default None): the length required in bytes; None takes any even length
+        what (str, default 'hex'): what the value is, named in the HexError's message
     """
     if not isinstance(s, str): raise HexError(f"{what}: expected a hex string, got {type(s).__name__}")
     t = s.strip()
@@ -52,11 +56,13 @@ def from_hex(s: str, nbytes: int|None = None, what: str = "hex") -> bytes:
         raise HexError(f"{what}: expected {nbytes} bytes, got {len(b)}")
     return b
 
-def to_hex(b: bytes) -> str:
+def to_hex(
+    b: bytes,  # any bytes-like value
+) -> str:
     """Lower-case 0x-prefixed hex of `b`.
 
     Args:
-        b (bytes)
+        b (bytes): any bytes-like value
     """
     return "0x" + bytes(b).hex()
 

@@ -48,13 +48,17 @@ class Patch:
     """A decoded patch: its type, scoreDelta, the parent's root, and the cells it writes with their new words.
 
     Attributes:
-        patch_type (int)
-        score_delta (int)
-        parent_root (bytes)
-        indices (tuple)
-        new_words (tuple)
+        patch_type (int): the patch's type byte (0xFF untyped; POLICY_UPDATE and the others of the r5 pipeline)
+        score_delta (int): the scoreDelta the miner claims, a signed int
+        parent_root (bytes): the 32-byte root of the state the patch applies to
+        indices (tuple): the cells it writes, ascending ints in 0..1023
+        new_words (tuple): the new word of each cell in `indices`, same length
     """
-    patch_type: int; score_delta: int; parent_root: bytes; indices: tuple; new_words: tuple
+    patch_type: int  # the patch's type byte (0xFF untyped; POLICY_UPDATE and the others of the r5 pipeline)
+    score_delta: int  # the scoreDelta the miner claims, a signed int
+    parent_root: bytes  # the 32-byte root of the state the patch applies to
+    indices: tuple  # the cells it writes, ascending ints in 0..1023
+    new_words: tuple  # the new word of each cell in `indices`, same length
     def __post_init__(self):  # what the wire format cannot carry is no patch at all
         if len(self.indices) != len(self.new_words):
             raise PatchError("DECODE", f"{len(self.indices)} indices but {len(self.new_words)} words")
@@ -283,26 +287,36 @@ def apply_to(parent: ParentState, patch: bytes|Patch, pipeline: str = "r5") -> A
     sem = semantic_bytes(data)
     return Applied(tuple(new), lv, lv[-1][0], patch_hash(sem), dedup_key(p.parent_root, sem), patch_bytes_hash(data))
 
-def apply_patch(words, patch: bytes|Patch, pipeline: str = "r5", levels: list|None = None) -> Applied:
+def apply_patch(
+    words,  # the 1,024 cells of a state, ints below 2**256 (a list or tuple)
+    patch: bytes|Patch,  # the wire bytes, or a Patch already decoded
+    pipeline: str = "r5",  # 'r5' (the launch pipeline: typed policy atoms checked) or 'r4' (the plain mode)
+    levels: list|None = None,  # the state's Merkle levels when the caller holds them (saves rebuilding them); None computes them
+) -> Applied:
     """`patch` applied to the state `words` under `pipeline`; PatchError with the protocol's code if refused.
 
     Args:
-        words
-        patch (bytes | Patch)
-        pipeline (str, default 'r5')
-        levels (list | None, default None)
+        words: the 1,024 cells of a state, ints below 2**256 (a list or tuple)
+        patch (bytes | Patch): the wire bytes, or a Patch already decoded
+        pipeline (str, default 'r5'): 'r5' (the launch pipeline: typed policy atoms checked) or 'r4' (the plain mode)
+        levels (list | None, default None): the state's Merkle levels when the caller holds them (saves rebuilding them); None computes them
     """
     return apply_to(prepare(words, levels), patch, pipeline)
 
 # %% ../../nbs/14_patch.ipynb #e57d9960
-def make_patch(parent_root: bytes, changes: dict, patch_type: int = 0xFF, score_delta: int = 0) -> bytes:
+def make_patch(
+    parent_root: bytes,  # the 32-byte root of the state the patch applies to
+    changes: dict,  # {cell index 0..1023: its new word, an int below 2**256}
+    patch_type: int = 0xFF,  # the type byte; 0xFF is the untyped patch
+    score_delta: int = 0,  # the scoreDelta written into the patch, a signed int
+) -> bytes:
     """Wire bytes of a patch setting cells `changes` ({index: word}) on the state with `parent_root`.
 
     Args:
-        parent_root (bytes)
-        changes (dict)
-        patch_type (int, default 255)
-        score_delta (int, default 0)
+        parent_root (bytes): the 32-byte root of the state the patch applies to
+        changes (dict): {cell index 0..1023: its new word, an int below 2**256}
+        patch_type (int, default 255): the type byte; 0xFF is the untyped patch
+        score_delta (int, default 0): the scoreDelta written into the patch, a signed int
     """
     return encode_patch(Patch(patch_type, score_delta, parent_root, tuple(changes), tuple(changes.values())))
 

@@ -130,11 +130,13 @@ def merkle_levels(words) -> list:
         levels.append(level)
     return levels
 
-def state_root(words) -> bytes:
+def state_root(
+    words,  # the 1,024 cells of a state, ints below 2**256 (a list or tuple)
+) -> bytes:
     """keccak Merkle root of a state.
 
     Args:
-        words
+        words: the 1,024 cells of a state, ints below 2**256 (a list or tuple)
     """
     return merkle_levels(words)[-1][0]
 
