@@ -128,8 +128,9 @@ def check_inputs(args):
         from coretex.network.follower import bundle_rules
         try: args.pipeline, args.bundle_hash = bundle_rules(json.loads(read_capped(args.bundle_manifest, "--bundle-manifest", MANIFEST_MAX)))
         except (ValueError, RecursionError) as e: raise CliError(f"--bundle-manifest {args.bundle_manifest}: {str(e)[:120]}") from None
-    if args.rescore is not None and not os.path.isdir(args.rescore):   # before any node is asked, and never opened as a file
-        raise CliError(f"--rescore {args.rescore}: not a folder (a folder of envelopes and reveal records, empty until they arrive)")
+    for opt, path in (("--rescore", args.rescore), ("--artifacts", args.artifacts)):   # before any node is asked; never opened as files
+        if path is not None and not os.path.isdir(path):
+            raise CliError(f"{opt} {path}: not a folder (it may be empty until the coordinator publishes into it)")
     if args.state and args.from_block is None: raise CliError("--state needs --from-block: the first block after that state")
     return read_state_file(args.state, "--state") if args.state else None
 
