@@ -12,9 +12,7 @@ LAYERS = ["core", "toolkit", "evaluator", "economy", "network", "consensus", "be
 # Until then each one's list is reported, not hidden: `pytest -n 0 tests/test_help.py -rx`; strict, so a module described
 # there fails here until its line goes.
 ELSEWHERE = {
-    "coretex.evaluator.corpus": "i36-models",
     "coretex.beliefs.store": "i41-beliefs", "coretex.beliefs.tenure": "i41-beliefs",
-    "coretex.economy.registry": "i37-trust", "coretex.network.store": "i40-leniencies",
     **{f"coretex.simulate.{m}": "i39-simulator" for m in ("miners", "headroom", "loop", "metrics", "surrogate", "runs")},
 }
 _ROW = re.compile(r"^\s{4,}(\*{0,2}\w+)(?: \(([^)]*)\))?:?(.*)$")

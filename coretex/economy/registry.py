@@ -166,12 +166,14 @@ def strict_advanced_data(d: bytes) -> bytes:
     return d[352:352 + n]
 
 # %% ../../nbs/47_registry.ipynb #39069c40
-def decode_state_advanced_log(log: dict, strict: bool = False) -> dict|None:
+def decode_state_advanced_log(log: dict,             # one log as eth_getLogs returns it (address, topics, data)
+                              strict: bool = False,  # refuse what the reference lets through (non-canonical words)
+                             ) -> dict|None:
     """The CoreTexStateAdvanced event in `log` (None for another topic); lenient like the reference unless `strict`.
 
     Args:
-        log (dict)
-        strict (bool, default False)
+        log (dict): one log as eth_getLogs returns it (address, topics, data)
+        strict (bool, default False): refuse what the reference lets through (non-canonical words)
     """
     if not same_hex(topic(log, 0), REGISTRY_EVENT_TOPICS["CoreTexStateAdvanced"]): return None
     if strict:

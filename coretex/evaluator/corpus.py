@@ -206,12 +206,14 @@ def _check_models(d: dict) -> None:
         if emb and (not be or (emb.get("modelId"), emb.get("revision")) != (be.get("modelId"), be.get("revision"))):
             raise CorpusError(f"event {e.get('id', '?')}: embeddings model does not match the file's biEncoder")
 
-def load_corpus(path, verify_root: bool = True) -> Corpus:
+def load_corpus(path,                     # a production-corpus JSON file (its events, embeddings and corpusRoot)
+                verify_root: bool = True,  # recompute corpusRoot and refuse a file whose recorded root differs
+               ) -> Corpus:
     """Read a production-corpus file; checks its schema, embedding models and recorded corpusRoot.
 
     Args:
-        path
-        verify_root (bool, default True)
+        path: a production-corpus JSON file (its events, embeddings and corpusRoot)
+        verify_root (bool, default True): recompute corpusRoot and refuse a file whose recorded root differs
     """
     d = _read_json(path)
     if not isinstance(d, dict) or not isinstance(d.get("events"), list) or not d["events"]:

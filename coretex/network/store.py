@@ -86,13 +86,16 @@ class EmbeddedMongo:
     def __exit__(self, *exc): self.stop()
 
 # %% ../../nbs/52_store.ipynb #9b2a771b
-def open_db(uri: str|None = None, name: str = "coretex", path=None):
+def open_db(uri: str|None = None,  # a mongodb:// URI; None: $CORETEX_MONGODB_URI, else the embedded server
+            name: str = "coretex",  # the database name on that server
+            path=None,              # the embedded server's folder; None: mongo/ under $CORETEX_DATA
+           ):
     """(pymongo Database, close function): the MongoDB at `uri` / $CORETEX_MONGODB_URI, else an embedded server.
 
     Args:
-        uri (str | None, default None)
-        name (str, default 'coretex')
-        path (default None)
+        uri (str | None, default None): a mongodb:// URI; None: $CORETEX_MONGODB_URI, else the embedded server
+        name (str, default 'coretex'): the database name on that server
+        path (default None): the embedded server's folder; None: mongo/ under $CORETEX_DATA
     """
     import pymongo
     uri = uri or os.environ.get(ENV_URI)
