@@ -5,10 +5,11 @@
 # %% auto #0
 __all__ = ['DATE_FIELDS', 'UNIVERSAL_SCOPES', 'BATCH', 'STRIP_PATTERNS', 'MIN_RAW_CHARS', 'MAX_QUERY_CHARS',
            'LANGUAGE_QUERY_TERMS', 'CLAUSES', 'BATCH_CHARS', 'Reference', 'coerce_belief', 'tenure_fixture',
-           'BeliefStore', 'in_scope', 'universal', 'is_pinned_fact', 'pinned_order', 'is_open_question',
-           'is_searchable', 'participant_ids', 'is_participant', 'strip_noise', 'message_parts', 'code_language',
-           'clean_query', 'Hit', 'query_terms', 'Scored', 'BM25Backend', 'length_batches', 'content_key',
-           'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip', 'Context', 'build_context']
+           'BeliefStore', 'scope_overlaps', 'in_scope', 'universal', 'is_pinned_fact', 'pinned_order',
+           'is_open_question', 'is_searchable', 'searchable_rows', 'participant_ids', 'is_participant', 'strip_noise',
+           'message_parts', 'code_language', 'clean_query', 'Hit', 'query_terms', 'Scored', 'BM25Backend',
+           'length_batches', 'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip', 'Context',
+           'build_context']
 
 # %% ../../nbs/71_belief_store.ipynb #9bf69fbe
 import hashlib, json, math, re, uuid
@@ -162,14 +163,25 @@ class BeliefStore:
         return idx
 
 # %% ../../nbs/71_belief_store.ipynb #7a20ff76
-def in_scope(m: Meta, scope) -> bool:
+def scope_overlaps(scopes,        # a belief's scopes
+                   scope) -> bool:  # the requested ones
     """MongoDB's scope: {$in: scope}, or True when no scope is requested.
 
     Args:
-        m (Meta)
-        scope
+        scopes: a belief's scopes
+        scope: the requested ones
     """
-    return not scope or any(s in scope for s in m.scope)
+    return not scope or any(s in scope for s in scopes)
+
+def in_scope(m: Meta,       # a belief's filter fields
+             scope) -> bool:   # the requested scopes
+    """MongoDB's scope: {$in: scope}, or True when no scope is requested.
+
+    Args:
+        m (Meta): a belief's filter fields
+        scope: the requested scopes
+    """
+    return scope_overlaps(m.scope, scope)
 
 def universal(m: Meta) -> bool:
     """Whether the belief is scoped universal (the persona's, never a pinned fact when no scope is named).
@@ -224,6 +236,30 @@ def is_searchable(m: Meta, user: str, scope) -> bool:
         scope
     """
     return m.user == user and m.active and m.type != "open_question" and m.subtype != "expertise" and in_scope(m, scope)
+
+def searchable_rows(idx: BeliefIndex,   # the index the rows are in
+                    rows: np.ndarray,   # rows the user's postings matched
+                    user: str,          # the requesting user
+                    scope,              # the requested scopes
+                    exclude=()) -> np.ndarray:   # ids never returned (the pinned facts)
+    """is_searchable and not excluded, per row: read from the columns for built rows, from the Meta for the delta's.
+
+    Args:
+        idx (BeliefIndex): the index the rows are in
+        rows (np.ndarray): rows the user's postings matched
+        user (str): the requesting user
+        scope: the requested scopes
+        exclude (default ()): ids never returned (the pinned facts)
+    """
+    rows = np.asarray(rows, np.int64)
+    ok, built = np.zeros(len(rows), bool), rows < idx.built
+    b, code = rows[built], lambda col, v: idx.codes[col].code.get(v, -1)
+    scoped = np.array([scope_overlaps(t, scope) for t in idx.codes["scope"].values] + [False])
+    ok[built] = (idx.user[b] == code("user", user)) & idx.active[b] & (idx.type[b] != code("type", "open_question")) \
+        & (idx.subtype[b] != code("subtype", "expertise")) & scoped[idx.scope[b]]
+    ok[~built] = [is_searchable(idx.meta_of(r), user, scope) for r in rows[~built].tolist()]
+    skip = [r for r in map(idx.row, exclude) if r is not None]
+    return ok & ~np.isin(rows, skip) if skip else ok
 
 # %% ../../nbs/71_belief_store.ipynb #43381eb2
 def participant_ids(relations, exclude) -> set:
@@ -396,14 +432,14 @@ class BM25Backend:
 
     def scored(self, text: str,   # the cleaned query
                user: str,         # whose beliefs are searched
-               allowed,           # Meta -> bool: which matching beliefs count
+               allowed,           # Meta -> bool: which matching beliefs count (None: all)
                idx: BeliefIndex) -> Scored:   # the index to search
         """Every (clause, query term, expansion) scored over the user's postings at once, then summed per belief.
 
         Args:
             text (str): the cleaned query
             user (str): whose beliefs are searched
-            allowed: Meta -> bool: which matching beliefs count
+            allowed: Meta -> bool: which matching beliefs count (None: all)
             idx (BeliefIndex): the index to search
         """
         u, parts = idx.codes["user"].code.get(user), []
@@ -422,6 +458,7 @@ class BM25Backend:
         rows, inv = np.unique(np.concatenate([p[2] for p in parts]), return_inverse=True)
         # bincount adds in the order given, clause by clause, as a running sum would: the same floats
         scores = np.bincount(inv, weights=np.concatenate([p[3] for p in parts]), minlength=len(rows))
+        if allowed is None: return Scored(rows, scores, parts)
         ok = np.fromiter((allowed(idx.meta_of(r)) for r in rows.tolist()), bool, len(rows))
         return Scored(rows[ok], scores[ok], parts)
 
@@ -435,7 +472,7 @@ class BM25Backend:
             idx (BeliefIndex): as for scored
         """
         s = self.scored(text, user, allowed, idx)
-        return {(i := idx.meta_of(r).id): Hit(i, float(v), s.clauses(r)) for r, v in zip(s.rows.tolist(), s.scores)}
+        return {(i := idx.id_of(r)): Hit(i, float(v), s.clauses(r)) for r, v in zip(s.rows.tolist(), s.scores)}
 
     def search(self, user: str,               # whose beliefs are searched
                text: str,                     # the cleaned query
@@ -455,14 +492,14 @@ class BM25Backend:
         """
         if not text.strip() or limit <= 0: return []
         idx, skip = self.index(), set(exclude)
-        s = self.scored(text, user, lambda m: m.id not in skip and is_searchable(m, user, scope), idx)
-        keep = s.scores >= min_score
+        s = self.scored(text, user, None, idx)
+        keep = (s.scores >= min_score) & searchable_rows(idx, s.rows, user, scope, skip)
         rows, scores = s.rows[keep], s.scores[keep]
         if len(rows) > limit:   # the limit-th best score, ties kept, before the full sort
             nth = -np.partition(-scores, limit - 1)[limit - 1]
             rows, scores = rows[scores >= nth], scores[scores >= nth]
         best = np.lexsort((idx.seq_of(rows), -scores))[:limit]
-        return [Hit(idx.meta_of(r).id, float(scores[k]), s.clauses(r)) for k, r in zip(best.tolist(), rows[best].tolist())]
+        return [Hit(idx.id_of(r), float(scores[k]), s.clauses(r)) for k, r in zip(best.tolist(), rows[best].tolist())]
 
 # %% ../../nbs/71_belief_store.ipynb #413b8b9d
 BATCH_CHARS = 2000   # batch size x longest text: past this, padding costs more than a batch saves
