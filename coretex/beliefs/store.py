@@ -4,15 +4,15 @@
 
 # %% auto #0
 __all__ = ['DATE_FIELDS', 'UNIVERSAL_SCOPES', 'BATCH', 'STRIP_PATTERNS', 'MIN_RAW_CHARS', 'MAX_QUERY_CHARS',
-           'LANGUAGE_QUERY_TERMS', 'CLAUSES', 'BATCH_CHARS', 'Reference', 'coerce_belief', 'tenure_fixture',
-           'BeliefStore', 'scope_overlaps', 'in_scope', 'universal', 'is_pinned_fact', 'pinned_order',
-           'is_open_question', 'is_searchable', 'searchable_rows', 'participant_ids', 'is_participant', 'strip_noise',
-           'message_parts', 'code_language', 'clean_query', 'Hit', 'query_terms', 'Scored', 'BM25Backend',
-           'length_batches', 'content_key', 'VectorBackend', 'VectorThresholdBackend', 'Budget', 'clip', 'Context',
-           'build_context']
+           'LANGUAGE_QUERY_TERMS', 'STOPWORDS', 'CLAUSES', 'BATCH_CHARS', 'Reference', 'coerce_belief',
+           'tenure_fixture', 'BeliefStore', 'save_index', 'load_index', 'scope_overlaps', 'in_scope', 'universal',
+           'is_pinned_fact', 'pinned_order', 'is_open_question', 'is_searchable', 'searchable_rows', 'participant_ids',
+           'is_participant', 'strip_noise', 'message_parts', 'code_language', 'clean_query', 'expand', 'Hit',
+           'query_terms', 'Scored', 'BM25Backend', 'length_batches', 'content_key', 'VectorBackend',
+           'VectorThresholdBackend', 'Budget', 'clip', 'Context', 'build_context']
 
 # %% ../../nbs/71_belief_store.ipynb #9bf69fbe
-import hashlib, json, math, re, uuid
+import hashlib, json, math, os, pickle, re, uuid
 from dataclasses import dataclass, field as dfield
 from datetime import datetime, timezone
 from enum import Enum
@@ -20,7 +20,7 @@ from importlib.resources import files
 from pathlib import Path
 import numpy as np
 from .index import *
-from .index import _NONE
+from .index import _NONE, _Codes
 
 # %% ../../nbs/71_belief_store.ipynb #5044462e
 class Reference(str, Enum):
@@ -155,12 +155,70 @@ class BeliefStore:
         "The in-memory index of this collection at the store's version: a current snapshot's, else built and saved."
         path = self.snapshot_path()
         if self._index is None:
-            self._index = (path and BeliefIndex.load(path, self.check())) or BeliefIndex()
+            self._index = (path and load_index(path, self.check())) or BeliefIndex()
             if self._index.built: self._index.version = self.version   # a snapshot of the collection as it is now
         rebuild = self._index.version != self.version and self.changed_since(self._index.version) is None
         idx = self._index.sync(self)
-        if rebuild and path: idx.save(path, self.check())
+        if rebuild and path: save_index(idx, path, self.check())
         return idx
+
+# %% ../../nbs/71_belief_store.ipynb #fb3b496e
+def save_index(idx: BeliefIndex,   # the index to keep
+           path,             # the snapshot file (.npz)
+         check: str) -> None:    # what the collection looked like (compared at load)
+    """Write the index to `path`: its arrays as they are (the delta folded in first), the rest pickled, and `check`.
+
+    Args:
+        idx (BeliefIndex): the index to keep
+        path: the snapshot file (.npz)
+        check (str): what the collection looked like (compared at load)
+    """
+    if idx.delta:
+        v = idx.version; idx.fold(); idx.version = v
+    arrays = {c: getattr(idx, c) for c in idx.COLUMNS}
+    for name in ("ids", "parts", "embed"):
+        arrays[f"{name}.data"], arrays[f"{name}.offsets"] = getattr(idx, name).data, getattr(idx, name).offsets
+    for f, fi in idx.fields.items():
+        arrays.update({f"{f}.{a}": getattr(fi, a) for a in FieldIndex.ARRAYS})
+        arrays[f"{f}.vocab.data"], arrays[f"{f}.vocab.offsets"] = fi.vocab.data, fi.vocab.offsets
+    small = {"codes": {c: k.values for c, k in idx.codes.items()}, "odd": idx.odd, "check": check,
+             "stats": {f: (fi.n, fi.total) for f, fi in idx.fields.items()}}
+    arrays["small"] = np.frombuffer(pickle.dumps(small), np.uint8)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")   # written whole, then renamed: a reader never sees half of it
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+def load_index(path,                            # a snapshot file written by save
+         check: str) -> BeliefIndex|None:    # what the collection looks like now
+    """The index saved at `path` if it was saved with `check` (the collection unchanged since), else None.
+
+    Args:
+        path: a snapshot file written by save
+        check (str): what the collection looks like now
+    """
+    try: z = np.load(path)
+    except (OSError, ValueError): return None
+    with z:
+        small = pickle.loads(z["small"].tobytes())
+        if small["check"] != check: return None
+        a = {k: z[k] for k in z.files}
+    idx = BeliefIndex.__new__(BeliefIndex)
+    idx.codes = {c: _Codes(v) for c, v in small["codes"].items()}
+    for c in BeliefIndex.COLUMNS: setattr(idx, c, a[c])
+    for name in ("ids", "parts", "embed"): setattr(idx, name, Strings(data=a[f"{name}.data"], offsets=a[f"{name}.offsets"]))
+    idx.odd, n = small["odd"], len(a["seq"])
+    idx.id_rows = Lookup.of(idx.ids, np.arange(n))
+    idx.fields = {f: FieldIndex.of_arrays({k: a[f"{f}.{k}"] for k in FieldIndex.ARRAYS},
+                                          Strings(data=a[f"{f}.vocab.data"], offsets=a[f"{f}.vocab.offsets"]), *small["stats"][f])
+                  for f in SEARCHED_FIELDS}
+    idx.u_rows = np.searchsorted(idx.user, np.arange(len(idx.codes["user"].values) + 1))
+    idx.built, idx.gone = n, np.zeros(n, bool)
+    idx.delta, idx.delta_ids, idx.delta_of = {}, {}, {}
+    idx.version, idx.next_row = -1, n
+    return idx
+
 
 # %% ../../nbs/71_belief_store.ipynb #7a20ff76
 def scope_overlaps(scopes,        # a belief's scopes
@@ -364,6 +422,26 @@ def clean_query(message: str, reference: Reference = Reference.CURRENT) -> str:
     if len(cleaned) >= MIN_RAW_CHARS: return cleaned[:MAX_QUERY_CHARS]
     code = next((t for is_code, t in parts if is_code), raw)
     return LANGUAGE_QUERY_TERMS.get(code_language(code), "")
+
+# %% ../../nbs/71_belief_store.ipynb #03fe337b
+STOPWORDS = frozenset("a an the and or in of to for with our my we i on at by up their its is are was be that this how what does".split())
+
+
+
+# %% ../../nbs/71_belief_store.ipynb #386f0d10
+def expand(term: str,                  # a query term
+           index: FieldIndex,          # the field it is looked up in
+           fuzzy: bool,                # whether the clause is fuzzy (maxEdits 1, prefixLength 2)
+           max_expansions: int = 50) -> list:   # Lucene's cap on a fuzzy term's expansions
+    """(indexed term, similarity) pairs a query term matches (one edit at most, the prefix exact).
+
+    Args:
+        term (str): a query term
+        index (FieldIndex): the field it is looked up in
+        fuzzy (bool): whether the clause is fuzzy (maxEdits 1, prefixLength 2)
+        max_expansions (int, default 50): Lucene's cap on a fuzzy term's expansions
+    """
+    return [(t, s) for t, s, _ in index._expand(term, fuzzy, max_expansions)]
 
 # %% ../../nbs/71_belief_store.ipynb #b94b0ce3
 @dataclass
