@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from datetime import datetime, timedelta, timezone
 from _util import timed
-from coretex.beliefs.store import BeliefIndex, BeliefStore, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
+from coretex.beliefs.store import BeliefIndex, BeliefStore, save_index, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
 from coretex.beliefs import store as beliefs_module
 from coretex.network.store import open_db
 from coretex.beliefs.tenure import EVAL_USER, EVAL_PERSONAS, apply_turn_writes, run_suite
@@ -183,7 +183,7 @@ def bench_scale(db, n, n_queries, snapshots):
     _, t_store = timed(lambda: store.reset(beliefs))                 # unordered insert_many in batches of BATCH
     idx, t_build = timed(store.index)                                # read back from MongoDB (the index's fields), analysed, indexed
     path = snapshots / f"scale_{n}.index.npz"
-    _, t_save = timed(lambda: idx.save(path, store.check()))
+    _, t_save = timed(lambda: save_index(idx, path, store.check()))
     loaded, t_load = timed(lambda: BeliefStore(db, f"scale_{n}", snapshots=snapshots).index())   # what a restart does
     assert loaded.built == n, "the snapshot was not used"
     del loaded
