@@ -48,11 +48,11 @@ class Meta:
     participants: tuple
     embed_text: str        # canonical name and aliases, what the vector backend embeds
 
-def belief_embed_text(b: dict) -> str:
+def belief_embed_text(b: dict) -> str:  # a stored belief
     """What the vector backend embeds for a belief: canonical name and aliases.
 
     Args:
-        b (dict)
+        b (dict): a stored belief
     """
     return " ".join(x for x in [b.get("canonical_name", "")] + list(b.get("aliases") or []) if x)
 
@@ -76,21 +76,21 @@ def meta(b: dict) -> Meta:   # a stored belief
 # %% ../../nbs/71a_belief_index.ipynb #8626776e
 _POSSESSIVE = re.compile(r"['\u2019\uff07][sS]$")
 
-def possessive(t: str) -> str:
+def possessive(t: str) -> str:  # a lower-cased token
     """The token without a trailing possessive 's.
 
     Args:
-        t (str)
+        t (str): a lower-cased token
     """
     return _POSSESSIVE.sub("", t)
 
 _SPLIT, _APOSTROPHES = re.compile(r"[^,;|]+"), re.compile("['\u2019\uff07]")
 
-def whole_name_tokens(value: str) -> list:
+def whole_name_tokens(value: str) -> list:  # one name or alias element
     """Index-side tokens of one name or alias element.
 
     Args:
-        value (str)
+        value (str): one name or alias element
     """
     value = value.replace("_", " ")
     if not (_APOSTROPHES.search(value) or "," in value or ";" in value or "|" in value):
@@ -127,28 +127,29 @@ def whole_names_tokens(values: list) -> list:   # name or alias elements (str, n
 
 _STD = re.compile(r"[^\W_]+(?:(?:['\u2019.:_]|(?<=\d)[,;])[^\W_]+)*|_+", re.UNICODE)
 
-def standard_tokens(text: str) -> list:
+def standard_tokens(text: str) -> list:  # the query
     """Lucene's standard tokenizer (Unicode word boundaries, approximated), lower-cased.
 
     Args:
-        text (str)
+        text (str): the query
     """
     return [t.lower() for t in _STD.findall(text) if not t.startswith("_")]
 
-def whitespace_tokens(text: str) -> list:
+def whitespace_tokens(text: str) -> list:  # the query
     """Whitespace tokens, lower-cased, possessive removed.
 
     Args:
-        text (str)
+        text (str): the query
     """
     return [possessive(t.lower()) for t in text.split()]
 
-def shingles(tokens: list, stop=frozenset()) -> list:
+def shingles(tokens: list,  # whitespace tokens, in order
+             stop=frozenset()) -> list:  # words no shingle crosses
     """Two-word shingles of adjacent tokens, none across a removed stopword.
 
     Args:
-        tokens (list)
-        stop (default frozenset())
+        tokens (list): whitespace tokens, in order
+        stop (default frozenset()): words no shingle crosses
     """
     kept = [(i, t) for i, t in enumerate(tokens) if t not in stop]
     return [f"{a} {b}" for (i, a), (j, b) in zip(kept, kept[1:]) if j == i + 1]
@@ -185,11 +186,11 @@ class Strings:
     def __getitem__(self, i: int) -> str: return self.raw[self._at[i]:self._at[i + 1]].decode()
     def __iter__(self): return (self[i] for i in range(len(self)))
 
-def hash31(key) -> int:
+def hash31(key) -> int:  # any hashable key
     """A key's Python hash cut to 31 bits (a lookup's candidates are checked, so a collision costs a comparison, not an answer).
 
     Args:
-        key
+        key: any hashable key
     """
     return hash(key) & 0x7FFFFFFF
 
@@ -206,20 +207,21 @@ class Lookup:
         self.hashes, self.rows = hashes[order].astype(np.uint32), rows[order].astype(np.int32)
 
     @classmethod
-    def of(cls, keys, rows) -> "Lookup":
+    def of(cls, keys,  # keys (any hashable)
+                rows) -> "Lookup":  # the row each key points at
         """A lookup of `keys` (any hashable) to `rows`.
 
         Args:
-            keys
-            rows
+            keys: keys (any hashable)
+            rows: the row each key points at
         """
         return cls(np.fromiter(map(hash31, keys), np.uint32), np.asarray(rows, np.int32))
 
-    def get(self, keys: list) -> np.ndarray:
+    def get(self, keys: list) -> np.ndarray:  # keys (any hashable)
         """The rows filed under any of `keys`, in key order.
 
         Args:
-            keys (list)
+            keys (list): keys (any hashable)
         """
         h = np.fromiter(map(hash31, keys), np.uint32, len(keys))   # the table's own type: no copy of the table to compare
         lo = np.searchsorted(self.hashes, h)
@@ -242,22 +244,23 @@ def _from_int4(b: int) -> int:
 
 _FREE = 255 - _int4(2**31 - 1)  # 24 lengths below this are stored exactly
 
-def norm_length(dl: int) -> int:
+def norm_length(dl: int) -> int:  # a field length, in tokens
     """A field length as Lucene's one-byte norm gives it back (exact below 24, lossy above).
 
     Args:
-        dl (int)
+        dl (int): a field length, in tokens
     """
     return dl if dl < _FREE else _FREE + _from_int4(_int4(dl - _FREE))
 
 FUZZY_PREFIX = 2   # Atlas's prefixLength: the first two characters never fuzz
 
-def fuzzy_keys(term: str, n: int) -> tuple:
+def fuzzy_keys(term: str,  # a term
+               n: int) -> tuple:  # the length of the terms filed
     """Where a term of length n within one edit of `term` (same first two characters) is filed: one of the two always holds it.
 
     Args:
-        term (str)
-        n (int)
+        term (str): a term
+        n (int): the length of the terms filed
     """
     # After the prefix, a term's rest is cut in a left half, one gap character, and a right half. One edit (a change,
     # insertion, deletion, or a swap of neighbours) leaves the left half intact or the right half intact, aligned
@@ -267,11 +270,11 @@ def fuzzy_keys(term: str, n: int) -> tuple:
     r = max(0, n - p - 1 - h)
     return (term[:p], n, "L", term[p:p + h]), (term[:p], n, "R", term[len(term) - r:] if r else "")
 
-def norm_lengths(dl: np.ndarray) -> np.ndarray:
+def norm_lengths(dl: np.ndarray) -> np.ndarray:  # field lengths, in tokens
     """norm_length of each length, as floats (most lengths are below 24 and stored exactly).
 
     Args:
-        dl (np.ndarray)
+        dl (np.ndarray): field lengths, in tokens
     """
     out = np.asarray(dl, np.float64).copy()
     big = np.flatnonzero(out >= _FREE)
@@ -300,12 +303,13 @@ def edit_distance_le1(a: str,   # one term
     s, l = (a, b) if la < lb else (b, a)
     return 1 if s[i:] == l[i + 1:] else None
 
-def idf(n: int, df: int) -> float:
+def idf(n: int,  # documents that have the field
+        df: int) -> float:  # documents that hold the term
     """BM25's inverse document frequency of a term found in `df` of `n` documents.
 
     Args:
-        n (int)
-        df (int)
+        n (int): documents that have the field
+        df (int): documents that hold the term
     """
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
@@ -378,21 +382,22 @@ class FieldIndex:
     @property
     def avgdl(self) -> float: return self.total / self.n
 
-    def term_id(self, term: str) -> int:
+    def term_id(self, term: str) -> int:  # a term
         """The term's row in the built dictionary (a binary search: it is sorted), or -1.
 
         Args:
-            term (str)
+            term (str): a term
         """
         r = bisect.bisect_left(self.vocab, term)
         return r if r < len(self.vocab) and self.vocab[r] == term else -1
 
-    def df_of(self, term: str, tid: int|None = None) -> int:
+    def df_of(self, term: str,  # a term
+                    tid: int|None = None) -> int:  # its dictionary row if known (-1: not in the built dictionary)
         """How many documents hold `term` (tid: its dictionary row, if known).
 
         Args:
-            term (str)
-            tid (int | None, default None)
+            term (str): a term
+            tid (int | None, default None): its dictionary row if known (-1: not in the built dictionary)
         """
         tid = self.term_id(term) if tid is None else tid
         return int(self.df[tid]) if tid >= 0 else self.d_df.get(term, 0)
@@ -455,13 +460,15 @@ class FieldIndex:
             lo, hi = self.u_ptr[user], self.u_ptr[user + 1]
             for tid in self.p_term[lo + np.flatnonzero(self.p_doc[lo:hi] == doc)].tolist(): self._count(None, -1, tid)
 
-    def postings(self, user: int, term: str, tid: int|None = None) -> tuple:
+    def postings(self, user: int,  # the user's number
+                       term: str,  # an indexed term
+                       tid: int|None = None) -> tuple:  # its dictionary row if known (-1: not in the built dictionary)
         """(documents, term counts) of one user's documents that hold `term`: the built ones still live, then the delta's.
 
         Args:
-            user (int)
-            term (str)
-            tid (int | None, default None)
+            user (int): the user's number
+            term (str): an indexed term
+            tid (int | None, default None): its dictionary row if known (-1: not in the built dictionary)
         """
         tid = self.term_id(term) if tid is None else tid
         docs = tf = _NONE
@@ -480,11 +487,11 @@ class FieldIndex:
             tf = np.concatenate([tf, np.fromiter(d.values(), np.int64, len(d))])
         return docs, tf
 
-    def norms(self, docs: np.ndarray) -> np.ndarray:
+    def norms(self, docs: np.ndarray) -> np.ndarray:  # rows of documents
         """Each document's field length as Lucene's norm gives it back.
 
         Args:
-            docs (np.ndarray)
+            docs (np.ndarray): rows of documents
         """
         built = len(self.dl)
         if not len(docs) or docs.max() < built: return norm_lengths(self.dl[docs])
@@ -500,12 +507,13 @@ class FieldIndex:
         out.update((d, toks) for d, (_, toks) in self.d_tokens.items())
         return out
 
-    def expansions(self, term: str, fuzzy: bool) -> list:
+    def expansions(self, term: str,  # a query term
+                         fuzzy: bool) -> list:  # whether the clause is fuzzy (maxEdits 1, prefixLength 2)
         """(indexed term, similarity, dictionary row or -1) of a query term, kept until the dictionary changes.
 
         Args:
-            term (str)
-            fuzzy (bool)
+            term (str): a query term
+            fuzzy (bool): whether the clause is fuzzy (maxEdits 1, prefixLength 2)
         """
         got = self.expanded.get((term, fuzzy))
         if got is None:
@@ -654,29 +662,29 @@ class BeliefIndex:
         self.delta, self.delta_ids, self.delta_of = {}, {}, {}   # row -> Meta; id -> row; user number -> rows
         self.version, self.next_row = -1, n
 
-    def seq_of(self, rows: np.ndarray) -> np.ndarray:
+    def seq_of(self, rows: np.ndarray) -> np.ndarray:  # index rows
         """The insertion number of each row.
 
         Args:
-            rows (np.ndarray)
+            rows (np.ndarray): index rows
         """
         rows = np.asarray(rows, np.int64)
         if not len(rows) or rows.max() < self.built: return self.seq[rows]
         return np.array([self.seq[r] if r < self.built else self.delta[r].seq for r in rows.tolist()], np.int64)
 
-    def id_of(self, r: int) -> str:
+    def id_of(self, r: int) -> str:  # an index row
         """The belief id of row r.
 
         Args:
-            r (int)
+            r (int): an index row
         """
         return self.delta[r].id if r >= self.built else self.ids[r]
 
-    def meta_of(self, r: int) -> Meta:
+    def meta_of(self, r: int) -> Meta:  # an index row
         """The Meta of row r.
 
         Args:
-            r (int)
+            r (int): an index row
         """
         if r >= self.built: return self.delta[r]
         if r in self.odd: return self.odd[r]
@@ -690,11 +698,11 @@ class BeliefIndex:
     @property
     def meta(self) -> Mapping: return _Metas(self)
 
-    def row(self, belief_id: str) -> int|None:
+    def row(self, belief_id: str) -> int|None:  # a belief's _id
         """The live row of a belief id, or None.
 
         Args:
-            belief_id (str)
+            belief_id (str): a belief's _id
         """
         r = self.delta_ids.get(belief_id)
         if r is not None: return r
@@ -702,11 +710,11 @@ class BeliefIndex:
             if not self.gone[r] and self.ids[r] == belief_id: return r
         return None
 
-    def user_rows(self, user) -> np.ndarray:
+    def user_rows(self, user) -> np.ndarray:  # a user_id
         """The user's live rows in insertion order.
 
         Args:
-            user
+            user: a user_id
         """
         u = self.codes["user"].code.get(user)
         if u is None: return _NONE
@@ -716,19 +724,19 @@ class BeliefIndex:
         if extra: rows = np.concatenate([rows, sorted(extra, key=lambda r: self.delta[r].seq)])
         return rows
 
-    def of_user(self, user: str) -> list:
+    def of_user(self, user: str) -> list:  # a user_id
         """The user's beliefs in insertion order (MongoDB's natural order, which find() without a sort returns).
 
         Args:
-            user (str)
+            user (str): a user_id
         """
         return sorted((self.meta_of(r) for r in self.user_rows(user).tolist()), key=lambda m: m.seq)
 
-    def pinned_of(self, user: str) -> list:
+    def pinned_of(self, user: str) -> list:  # a user_id
         """The user's live pinned beliefs in insertion order: where pinned facts and open questions come from.
 
         Args:
-            user (str)
+            user (str): a user_id
         """
         rows = self.user_rows(user)
         built = rows[rows < self.built]
@@ -740,11 +748,11 @@ class BeliefIndex:
         yield from np.flatnonzero(~self.gone).tolist()
         yield from self.delta
 
-    def put(self, b: dict) -> None:
+    def put(self, b: dict) -> None:  # a stored belief
         """Index one stored belief written after the build, in the delta (replacing its earlier version).
 
         Args:
-            b (dict)
+            b (dict): a stored belief
         """
         self.drop(b["_id"])
         m, r = meta(b), self.next_row
@@ -754,11 +762,11 @@ class BeliefIndex:
         self.delta_of.setdefault(u, set()).add(r)
         for f in SEARCHED_FIELDS: self.fields[f].add(r, field_tokens(b, f), u)
 
-    def drop(self, belief_id: str) -> None:
+    def drop(self, belief_id: str) -> None:  # a belief's _id
         """Take a belief out of the index.
 
         Args:
-            belief_id (str)
+            belief_id (str): a belief's _id
         """
         r = self.row(belief_id)
         if r is None: return
@@ -777,11 +785,11 @@ class BeliefIndex:
         self.build([list(c) for c in zip(*map(_META_TUPLE, metas))] if metas else [[] for _ in META_FIELDS],
                    [[t.get(r, []) for r in rows] for t in tokens])
 
-    def sync(self, store) -> "BeliefIndex":
+    def sync(self, store) -> "BeliefIndex":  # the BeliefStore it follows
         """Bring the index to the store's version: re-read only what was written since, or everything after a reset.
 
         Args:
-            store
+            store: the BeliefStore it follows
         """
         if self.version == store.version: return self
         changed = store.changed_since(self.version)

@@ -35,22 +35,22 @@ UNIVERSAL_SCOPES = ("universal", "user:universal")
 def _date(v):
     return datetime.fromisoformat(v.replace("Z", "+00:00")) if isinstance(v, str) else v
 
-def coerce_belief(raw: dict) -> dict:
+def coerce_belief(raw: dict) -> dict:  # a belief as the fixtures write it (dates as ISO strings)
     """A belief with its date fields as datetimes.
 
     Args:
-        raw (dict)
+        raw (dict): a belief as the fixtures write it (dates as ISO strings)
     """
     b = dict(raw)
     for f in DATE_FIELDS:
         if f in b: b[f] = _date(b[f])
     return b
 
-def tenure_fixture(name: str):
+def tenure_fixture(name: str):  # a fixture file's name under tenure/
     """A file of the Tenure reference's fixtures shipped in coretex.fixtures (tenure/).
 
     Args:
-        name (str)
+        name (str): a fixture file's name under tenure/
     """
     return json.loads(files("coretex.fixtures").joinpath("tenure", name).read_text("utf-8"))
 
@@ -79,11 +79,11 @@ class BeliefStore:
         self._generation.replace_one({"_id": 0}, {"_id": 0, "token": uuid.uuid4().hex}, upsert=True)
         if self._index is not None: self.index()   # the writer pays for the update, not the next search
 
-    def reset(self, beliefs) -> None:
+    def reset(self, beliefs) -> None:  # beliefs in the reference's schema (any iterable)
         """Replace the collection's contents by `beliefs` (any iterable; written in unordered batches).
 
         Args:
-            beliefs
+            beliefs: beliefs in the reference's schema (any iterable)
         """
         self.col.delete_many({})
         batch = []
@@ -241,57 +241,64 @@ def in_scope(m: Meta,       # a belief's filter fields
     """
     return scope_overlaps(m.scope, scope)
 
-def universal(m: Meta) -> bool:
+def universal(m: Meta) -> bool:  # a belief's filter fields
     """Whether the belief is scoped universal (the persona's, never a pinned fact when no scope is named).
 
     Args:
-        m (Meta)
+        m (Meta): a belief's filter fields
     """
     return any(s in UNIVERSAL_SCOPES for s in m.scope)
 
 # %% ../../nbs/71_belief_store.ipynb #da534201
 _BOOL_RANK = {True: 2, False: 1}  # MongoDB's order for a descending sort: true, false, then null / missing
 
-def is_pinned_fact(m: Meta, user: str, scope, reference: Reference) -> bool:
+def is_pinned_fact(m: Meta,  # a belief's filter fields
+                   user: str,  # the requesting user's user_id
+                   scope,  # the requested scopes (empty: any)
+                   reference: Reference) -> bool:  # which reference's rules
     """Whether a belief belongs in the pinned facts of a request.
 
     Args:
-        m (Meta)
-        user (str)
-        scope
-        reference (Reference)
+        m (Meta): a belief's filter fields
+        user (str): the requesting user's user_id
+        scope: the requested scopes (empty: any)
+        reference (Reference): which reference's rules
     """
     if not (m.user == user and m.active and m.pinned and m.type != "open_question"): return False
     if reference is Reference.CURRENT: return in_scope(m, scope) if scope else not universal(m)
     return not universal(m) and (not scope or m.user_edited is True or in_scope(m, scope))
 
-def pinned_order(m: Meta) -> tuple:
+def pinned_order(m: Meta) -> tuple:  # a belief's filter fields
     """Sort key: user_edited descending, last_reinforced_at descending, then insertion order.
 
     Args:
-        m (Meta)
+        m (Meta): a belief's filter fields
     """
     t = m.last_reinforced_at.timestamp() if m.last_reinforced_at else -math.inf
     return (-_BOOL_RANK.get(m.user_edited, 0), -t, m.seq)
 
 # %% ../../nbs/71_belief_store.ipynb #98687404
-def is_open_question(m: Meta, user: str, scope) -> bool:
+def is_open_question(m: Meta,  # a belief's filter fields
+                     user: str,  # the requesting user's user_id
+                     scope) -> bool:  # the requested scopes (empty: any)
     """Whether a belief belongs in the open questions of a request.
 
     Args:
-        m (Meta)
-        user (str)
-        scope
+        m (Meta): a belief's filter fields
+        user (str): the requesting user's user_id
+        scope: the requested scopes (empty: any)
     """
     return m.user == user and m.active and m.pinned and m.type == "open_question" and in_scope(m, scope)
 
-def is_searchable(m: Meta, user: str, scope) -> bool:
+def is_searchable(m: Meta,  # a belief's filter fields
+                  user: str,  # the requesting user's user_id
+                  scope) -> bool:  # the requested scopes (empty: any)
     """Whether the text or vector search may return a belief (before the pinned ids are excluded).
 
     Args:
-        m (Meta)
-        user (str)
-        scope
+        m (Meta): a belief's filter fields
+        user (str): the requesting user's user_id
+        scope: the requested scopes (empty: any)
     """
     return m.user == user and m.active and m.type != "open_question" and m.subtype != "expertise" and in_scope(m, scope)
 
@@ -320,23 +327,27 @@ def searchable_rows(idx: BeliefIndex,   # the index the rows are in
     return ok & ~np.isin(rows, skip) if skip else ok
 
 # %% ../../nbs/71_belief_store.ipynb #43381eb2
-def participant_ids(relations, exclude) -> set:
+def participant_ids(relations,  # the retrieved beliefs' Meta
+                    exclude) -> set:  # ids already in the context
     """Ids the retrieved relation beliefs point at, less the excluded ones.
 
     Args:
-        relations
-        exclude
+        relations: the retrieved beliefs' Meta
+        exclude: ids already in the context
     """
     return {p for r in relations if r.type == "relation" for p in r.participants if p not in exclude}
 
-def is_participant(m: Meta, user: str, scope, wanted: set) -> bool:
+def is_participant(m: Meta,  # a belief's filter fields
+                   user: str,  # the requesting user's user_id
+                   scope,  # the requested scopes (empty: any)
+                   wanted: set) -> bool:  # ids the relations point at
     """Whether a belief is fetched as a relation's participant.
 
     Args:
-        m (Meta)
-        user (str)
-        scope
-        wanted (set)
+        m (Meta): a belief's filter fields
+        user (str): the requesting user's user_id
+        scope: the requested scopes (empty: any)
+        wanted (set): ids the relations point at
     """
     return m.id in wanted and m.user == user and m.active and m.type != "open_question" and in_scope(m, scope)
 
@@ -354,11 +365,11 @@ STRIP_PATTERNS = [
 ]
 MIN_RAW_CHARS, MAX_QUERY_CHARS = 16, 1000
 
-def strip_noise(text: str) -> str:
+def strip_noise(text: str) -> str:  # a user message
     """Text without the non-prose patterns, whitespace collapsed.
 
     Args:
-        text (str)
+        text (str): a user message
     """
     for p in STRIP_PATTERNS: text = p.sub(" ", text)
     return re.sub(r"\s{2,}", " ", text).strip()
@@ -368,11 +379,11 @@ _FENCED = re.compile(r"```[\s\S]*?```|~~~[\s\S]*?~~~")
 _CODE_LINE = re.compile(r"\s*(const|let|var|function|class|import|export|default|return|async|await|if|else|for|while|switch|try|"
                         r"catch|def |class |from \w+ import|fn |impl |use std::|package |func |:=|//|#!?[^\s]|/\*|\*/?\s)", _A)
 
-def message_parts(raw: str) -> list:
+def message_parts(raw: str) -> list:  # a user message
     """(is_code, text) parts of a message: around fenced blocks if it has any, else runs of code-like lines.
 
     Args:
-        raw (str)
+        raw (str): a user message
     """
     parts, last = [], 0
     for m in _FENCED.finditer(raw):
@@ -397,22 +408,23 @@ _LANGUAGE_HINTS = [(lang, re.compile(p, _A | re.M)) for lang, p in (   # first m
     ("javascript", r"\b(const|let|var|=>|async function)\b"), ("java", r"\b(public class|void main|System\.out)\b"),
     ("swift", r"\b(func |var |let )\b.*\{"))]
 
-def code_language(code: str) -> str|None:
+def code_language(code: str) -> str|None:  # a code part of a message
     """The language of a code part: a fence's tag, else the first syntax hint that matches.
 
     Args:
-        code (str)
+        code (str): a code part of a message
     """
     tag = re.search(r"^```(\w+)", code, re.M | _A)
     return tag.group(1).lower() if tag else next((lang for lang, p in _LANGUAGE_HINTS if p.search(code)), None)
 
 # %% ../../nbs/71_belief_store.ipynb #8da3e159
-def clean_query(message: str, reference: Reference = Reference.CURRENT) -> str:
+def clean_query(message: str,  # the user's message
+                reference: Reference = Reference.CURRENT) -> str:  # which reference's rules
     """The search text of a user message ('' means: do not search).
 
     Args:
-        message (str)
-        reference (Reference, default Reference.CURRENT)
+        message (str): the user's message
+        reference (Reference, default Reference.CURRENT): which reference's rules
     """
     raw = message.strip()
     if len(raw) < MIN_RAW_CHARS: return raw
@@ -487,11 +499,11 @@ class Scored:
     scores: np.ndarray   # their sums over the matching clauses
     parts: list          # (path, indexed term, rows, shares), in the order the clauses were scored
 
-    def clauses(self, row: int) -> list:
+    def clauses(self, row: int) -> list:  # an index row
         """The clauses that scored one row, in scoring order.
 
         Args:
-            row (int)
+            row (int): an index row
         """
         return [{"path": p, "term": t, "score": float(s[k])} for p, t, r, s in self.parts for k in np.flatnonzero(r == row)]
 
@@ -540,14 +552,17 @@ class BM25Backend:
         ok = np.fromiter((allowed(idx.meta_of(r)) for r in rows.tolist()), bool, len(rows))
         return Scored(rows[ok], scores[ok], parts)
 
-    def score(self, text: str, user: str, allowed, idx: BeliefIndex) -> dict:   # as for scored
+    def score(self, text: str,   # the cleaned query
+              user: str,         # whose beliefs are searched
+              allowed,           # Meta -> bool: which matching beliefs count
+              idx: BeliefIndex) -> dict:   # the index to search
         """id -> Hit for the user's beliefs that match and that `allowed(meta)` admits.
 
         Args:
-            text (str)
-            user (str)
-            allowed
-            idx (BeliefIndex): as for scored
+            text (str): the cleaned query
+            user (str): whose beliefs are searched
+            allowed: Meta -> bool: which matching beliefs count
+            idx (BeliefIndex): the index to search
         """
         s = self.scored(text, user, allowed, idx)
         return {(i := idx.id_of(r)): Hit(i, float(v), s.clauses(r)) for r, v in zip(s.rows.tolist(), s.scores)}
@@ -582,12 +597,13 @@ class BM25Backend:
 # %% ../../nbs/71_belief_store.ipynb #413b8b9d
 BATCH_CHARS = 2000   # batch size x longest text: past this, padding costs more than a batch saves
 
-def length_batches(texts: list, budget: int = BATCH_CHARS) -> list:
+def length_batches(texts: list,  # texts to embed
+                   budget: int = BATCH_CHARS) -> list:  # batch size x longest text, in characters
     """Texts sorted by length, cut into batches whose size times their longest text stays within `budget` characters.
 
     Args:
-        texts (list)
-        budget (int, default BATCH_CHARS)
+        texts (list): texts to embed
+        budget (int, default BATCH_CHARS): batch size x longest text, in characters
     """
     batches = []
     for t in sorted(texts, key=len):   # ascending, so the text joining a batch is its longest
@@ -598,12 +614,13 @@ def length_batches(texts: list, budget: int = BATCH_CHARS) -> list:
 # %% ../../nbs/71_belief_store.ipynb #948fbfca
 _VECTORS: dict = {}   # sha256(model name, text) -> normalised vector, shared by every backend in the process
 
-def content_key(model: str, text: str) -> str:
+def content_key(model: str,  # the embedding model's name
+                text: str) -> str:  # the text embedded
     """The cache key of one text's embedding under one model.
 
     Args:
-        model (str)
-        text (str)
+        model (str): the embedding model's name
+        text (str): the text embedded
     """
     return hashlib.sha256(model.encode() + b"\0" + text.encode()).hexdigest()
 
@@ -626,22 +643,22 @@ class VectorBackend:
             self._emb = Embedder()
         return self._emb
 
-    def embed(self, texts) -> None:
+    def embed(self, texts) -> None:  # texts to embed (each once per content)
         """Embed the texts not yet cached, in length-sorted batches (one encode call each).
 
         Args:
-            texts
+            texts: texts to embed (each once per content)
         """
         model = self.embedder.name
         todo = list(dict.fromkeys(t for t in texts if content_key(model, t) not in _VECTORS))
         for batch in length_batches(todo):
             for t, v in zip(batch, self.embedder.encode(batch)): _VECTORS[content_key(model, t)] = v
 
-    def vectors(self, texts: list) -> np.ndarray:
+    def vectors(self, texts: list) -> np.ndarray:  # texts, in the order the vectors are wanted
         """Embeddings of `texts`, each computed once per content and model.
 
         Args:
-            texts (list)
+            texts (list): texts, in the order the vectors are wanted
         """
         self.embed(texts)
         return np.array([_VECTORS[content_key(self.embedder.name, t)] for t in texts]) if texts else np.zeros((0, 1))
@@ -655,15 +672,19 @@ class VectorBackend:
             self._version = idx.version
         return idx
 
-    def search(self, user: str, text: str, scope: list, exclude=(), limit: int = 20) -> list:
+    def search(self, user: str,  # the requesting user's user_id
+                     text: str,  # the cleaned query
+                     scope: list,  # the requested scopes (empty: any)
+                     exclude=(),  # ids never returned (the pinned facts)
+                     limit: int = 20) -> list:  # maxBeliefs
         """The `limit` nearest live beliefs of `user` in scope, by cosine, scored (1 + cos) / 2 as Atlas reports it.
 
         Args:
-            user (str)
-            text (str)
-            scope (list)
-            exclude (default ())
-            limit (int, default 20)
+            user (str): the requesting user's user_id
+            text (str): the cleaned query
+            scope (list): the requested scopes (empty: any)
+            exclude (default ()): ids never returned (the pinned facts)
+            limit (int, default 20): maxBeliefs
         """
         if not text.strip() or limit <= 0: return []
         skip = set(exclude)
@@ -708,17 +729,18 @@ class Budget:
     max_chars_per_belief: int = 400
     max_persona_chars: int = 800
     @classmethod
-    def from_case(cls, d: dict|None) -> "Budget":
+    def from_case(cls, d: dict|None) -> "Budget":   # a case's budget block (None: the defaults)
         d = d or {}
         return cls(d.get("maxBeliefs", 20), d.get("maxPinnedFacts", 10), d.get("maxQuestions", 15),
                    d.get("maxCharsPerBelief", 400), d.get("maxPersonaChars", 800))
 
-def clip(s: str, n: int) -> str:
+def clip(s: str,  # a text
+         n: int) -> str:  # the most characters kept
     """s cut to n characters with an ellipsis, as the reference clips.
 
     Args:
-        s (str)
-        n (int)
+        s (str): a text
+        n (int): the most characters kept
     """
     return s if len(s) <= n else s[:n - 1].rstrip() + "\u2026"
 
@@ -743,19 +765,25 @@ class Context:
     hits: list           # the search's Hits, before the budget
     participants: list = dfield(default_factory=list)   # ids fetched through relations, before the budget
 
-def build_context(store: BeliefStore, backend, user: str, scope: list, message: str, budget: Budget|None = None,
-                  personas: dict|None = None, reference: Reference = Reference.CURRENT) -> Context:
+def build_context(store: BeliefStore,            # the belief store
+                  backend,                        # BM25Backend or a vector backend
+                  user: str,                      # the requesting user's user_id
+                  scope: list,                    # the requested scopes (empty: any)
+                  message: str,                   # the user's message
+                  budget: Budget|None = None,     # what fits (None: Budget())
+                  personas: dict|None = None,     # user_id -> stored persona prose (None: none)
+                  reference: Reference = Reference.CURRENT) -> Context:   # which reference's rules
     """What the model would be given for one user message.
 
     Args:
-        store (BeliefStore)
-        backend
-        user (str)
-        scope (list)
-        message (str)
-        budget (Budget | None, default None)
-        personas (dict | None, default None)
-        reference (Reference, default Reference.CURRENT)
+        store (BeliefStore): the belief store
+        backend: BM25Backend or a vector backend
+        user (str): the requesting user's user_id
+        scope (list): the requested scopes (empty: any)
+        message (str): the user's message
+        budget (Budget | None, default None): what fits (None: Budget())
+        personas (dict | None, default None): user_id -> stored persona prose (None: none)
+        reference (Reference, default Reference.CURRENT): which reference's rules
     """
     bud, ref = budget or Budget(), Reference(reference)
     idx, q = store.index(), clean_query(message, ref)
