@@ -10,18 +10,21 @@
    text already embedded, cached by content hash). Peer: the same suite, cold, with the same model embedding each
    text in its own forward pass (as coretex embedded every message before batching). Best and median of
    --vector-repeats cold runs of each, interleaved, so a busy machine's load falls on both alike.
-3. Scale curve: a seeded generated store of N beliefs in the reference's schema (users, types, scopes, pins,
-   supersession, relations with participants), stored in MongoDB. For each N: our index build (read from the
-   collection, analysed, indexed) and its memory (tracemalloc), query p50/p95 of the filtered top-20 search and
-   of the whole context; bm25s (Lucene BM25) indexing the same texts (canonical name + aliases) and answering
+3. Scale curve: a seeded generated store of N beliefs in the reference's schema (N // 100 users; types, scopes,
+   pins, supersession, relations with participants), stored in MongoDB (unordered insert_many in batches). For
+   each N: the index built from the collection; its snapshot saved, and a new store object starting from it (a
+   restart); the build from the same documents in memory and the memory it holds (tracemalloc), beside bm25s
+   (Lucene BM25) indexing the same texts (canonical name + aliases) in the same run; query p50/p95 of the
+   filtered top-20 search (the first time each query is seen) and of the whole context, beside bm25s answering
    the same queries top-20, unfiltered; ratios coretex / bm25s.
-Run: python bench/bench_beliefs.py [--sizes 1000 10000 100000] [--queries 200] [--torch-threads 1] [--vector-repeats 3]
+Run: python bench/bench_beliefs.py [--sizes 10000 100000 1000000] [--queries 200] [--no-vector] [--torch-threads 1] [--vector-repeats 3]
 """
 import argparse, itertools, math, os, random, statistics, tempfile, time, tracemalloc
+from pathlib import Path
 import numpy as np
 from datetime import datetime, timedelta, timezone
 from _util import timed
-from coretex.beliefs.store import BeliefIndex, BeliefStore, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
+from coretex.beliefs.store import BeliefIndex, BeliefStore, save_index, BM25Backend, Budget, Reference, build_context, belief_embed_text, clean_query, tenure_fixture
 from coretex.beliefs import store as beliefs_module
 from coretex.network.store import open_db
 from coretex.beliefs.tenure import EVAL_USER, EVAL_PERSONAS, apply_turn_writes, run_suite
@@ -171,16 +174,21 @@ def traced(fn):
         tracemalloc.stop()
 
 
-def bench_scale(db, n, n_queries):
+def bench_scale(db, n, n_queries, snapshots):
     import bm25s
     beliefs, queries = generate_store(n)
+    for i, b in enumerate(beliefs): b["_seq"] = i   # as the store numbers them, so the in-memory build reads what MongoDB holds
     queries = queries[:n_queries]
     store = BeliefStore(db, f"scale_{n}")
-    _, t_store = timed(lambda: store.reset(beliefs))
-    _, t_build = timed(store.index)                                 # read back from MongoDB, analyse, index
-    docs = store.all()
-    _, t_index_only = timed(lambda: _index_of(docs))                 # the same, from documents already in memory
-    _, mem = traced(lambda: _index_of(docs))
+    _, t_store = timed(lambda: store.reset(beliefs))                 # unordered insert_many in batches of BATCH
+    idx, t_build = timed(store.index)                                # read back from MongoDB (the index's fields), analysed, indexed
+    path = snapshots / f"scale_{n}.index.npz"
+    _, t_save = timed(lambda: save_index(idx, path, store.check()))
+    loaded, t_load = timed(lambda: BeliefStore(db, f"scale_{n}", snapshots=snapshots).index())   # what a restart does
+    assert loaded.built == n, "the snapshot was not used"
+    del loaded
+    _, t_index_only = timed(lambda: BeliefIndex(beliefs))            # the same, from documents already in memory
+    _, mem = traced(lambda: BeliefIndex(beliefs))
     bm = BM25Backend(store)
     texts = [clean_query(q) for _, q in queries]
     search_ms, ctx_ms = [], []
@@ -201,23 +209,17 @@ def bench_scale(db, n, n_queries):
         peer_ms.append(1000 * (time.perf_counter() - t))
     p = lambda xs: (pct(xs, 0.5), pct(xs, 0.95))
     (s50, s95), (c50, c95), (b50, b95) = p(search_ms), p(ctx_ms), p(peer_ms)
-    print(f"{n:>7} beliefs | store in MongoDB {t_store:6.2f}s | coretex index: from MongoDB {t_build:6.2f}s, in memory {t_index_only:6.2f}s, "
-          f"{mem / 2**20:6.1f} MiB | bm25s index {t_peer_build:6.2f}s, {peer_mem / 2**20:6.1f} MiB | "
-          f"build ratio {t_index_only / t_peer_build:5.2f}x, memory ratio {mem / peer_mem:5.2f}x")
-    print(f"{'':>7}          query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, whole context {c50:.3f}/{c95:.3f} ms | "
-          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x")
-
-
-def _index_of(docs):
-    "A BeliefIndex of documents already read."
-    idx = BeliefIndex()
-    for b in docs: idx.put(b)
-    return idx
+    print(f"{n:>9,} beliefs | store in MongoDB {t_store:7.1f}s ({n / t_store:,.0f}/s) | index from MongoDB {t_build:6.1f}s, "
+          f"snapshot save {t_save:5.2f}s, start-up from snapshot {t_load:5.2f}s ({path.stat().st_size / 2**20:.0f} MiB on disk)")
+    print(f"{'':>9}          build in memory: coretex {t_index_only:6.2f}s, bm25s {t_peer_build:6.2f}s (ratio {t_index_only / t_peer_build:4.2f}x) | "
+          f"memory held: coretex {mem / 2**20:6.1f} MiB, bm25s {peer_mem / 2**20:6.1f} MiB (ratio {mem / peer_mem:4.2f}x)")
+    print(f"{'':>9}          query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, whole context {c50:.3f}/{c95:.3f} ms | "
+          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x", flush=True)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=5, help="timings per Tenure case (a busy machine's scheduler adds outliers)")
     ap.add_argument("--torch-threads", type=int, default=1,
@@ -233,7 +235,8 @@ def main():
         bench_cases(db, a.repeats)
         if not a.no_vector: bench_vector(db, a.vector_repeats)
         print(f"scale curve ({a.queries} queries, scope domain:code, top-20):")
-        for n in a.sizes: bench_scale(db, n, a.queries)
+        with tempfile.TemporaryDirectory() as snapshots:
+            for n in a.sizes: bench_scale(db, n, a.queries, Path(snapshots))
     finally:
         close()
 

@@ -165,9 +165,13 @@ def queries():
     return [(c.get("userId", EVAL_USER), c["scope"], c["query"]) for c in cases]
 
 
-def test_index_follows_writes_and_equals_a_rebuild(db):
-    "Writes between searches (the sessions' and random ones) are visible at once, and scores equal a rebuild's, bit for bit."
-    store = BeliefStore(db, "writes")
+@pytest.mark.parametrize("fold_at", [10_000, 0], ids=["delta", "folded"])
+def test_index_follows_writes_and_equals_a_rebuild(db, monkeypatch, fold_at):
+    "Writes between searches (the sessions' and random ones) are visible at once, and scores equal a rebuild's, bit for bit, whether they wait in the delta or are folded into the arrays at once."
+    import coretex.beliefs.index as index_module
+    monkeypatch.setattr(index_module, "FOLD_MIN", fold_at)
+    monkeypatch.setattr(index_module, "FOLD_SHARE", fold_at)
+    store = BeliefStore(db, f"writes_{fold_at}")
     store.reset(tenure_fixture("beliefs.seed.json"))
     bm = BM25Backend(store)
     rng = random.Random(13)
@@ -179,7 +183,7 @@ def test_index_follows_writes_and_equals_a_rebuild(db):
     for step in range(12):
         ids = [b["_id"] for b in store.all()]
         rng.choice(writes)()
-        rebuilt = BM25Backend(BeliefStore(db, "writes"))
+        rebuilt = BM25Backend(BeliefStore(db, f"writes_{fold_at}"))
         for user, scope, q in queries()[::3]:
             text = clean_query(q)
             got = [(h.id, h.score, h.clauses) for h in bm.search(user, text, scope)]
@@ -189,6 +193,23 @@ def test_index_follows_writes_and_equals_a_rebuild(db):
     assert bm.search(EVAL_USER, "zgw", ["domain:code"]) == []
     store.insert(new)
     assert [h.id for h in bm.search(EVAL_USER, "zgw", ["domain:code"])] == ["brand-new"]
+    assert (store.index().built == len(store.all())) == (fold_at == 0)   # folded: no delta left
+
+
+def test_snapshot_loads_while_the_collection_is_unchanged_and_is_rebuilt_when_it_changed(db, tmp_path, monkeypatch):
+    "A new process's store loads the saved index instead of reading the collection; a write since makes it rebuild."
+    first = BeliefStore(db, "snap", snapshots=tmp_path)
+    first.reset(tenure_fixture("beliefs.seed.json"))
+    want = [(h.id, h.score, h.clauses) for h in BM25Backend(first).search(EVAL_USER, "typescript strict mode", ["domain:code"])]
+    assert first.snapshot_path().exists() and want
+    second = BeliefStore(db, "snap", snapshots=tmp_path)
+    monkeypatch.setattr(BeliefStore, "scan", lambda self: pytest.fail("read the collection"))
+    assert [(h.id, h.score, h.clauses) for h in BM25Backend(second).search(EVAL_USER, "typescript strict mode", ["domain:code"])] == want
+    monkeypatch.undo()
+    second.add_aliases("b-ts-pref", ["strict typing"])   # a write the snapshot has not seen
+    third = BeliefStore(db, "snap", snapshots=tmp_path)
+    got = BM25Backend(third).search(EVAL_USER, "strict typing", ["domain:code"])
+    assert [h.id for h in got] == ["b-ts-pref"] and [h.id for h in BM25Backend(second).search(EVAL_USER, "strict typing", ["domain:code"])] == ["b-ts-pref"]
 
 
 def test_embeddings_cached_by_content(seeded):
@@ -342,14 +363,18 @@ WORDS = st.text(alphabet="abc ", min_size=1, max_size=9)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(WORDS, min_size=1, max_size=40), st.lists(WORDS, max_size=10), WORDS)
 def test_fuzzy_lookup_equals_a_full_scan(terms, removed, query):
-    "The filed fuzzy lookup finds exactly what scanning every term finds (same prefix, one edit), also after removals."
-    fi = FieldIndex({i: [t] for i, t in enumerate(terms)})
+    "The filed fuzzy lookup finds exactly what scanning every term finds (same prefix, one edit), in the built arrays and the delta, also after removals."
+    half = len(terms) // 2
+    fi = FieldIndex([[t] for t in terms[:half]])
+    for i, t in enumerate(terms[half:], half): fi.add(i, [t])
     for i, t in enumerate(terms):
         if t in removed: fi.remove(i)
-    scan = sorted(((t, 1.0 if edit_distance_le1(query, t) == 0 else 1 - 1 / min(len(t), len(query))) for t in fi.df
+    live = {t for t in terms if t not in removed}
+    scan = sorted(((t, 1.0 if edit_distance_le1(query, t) == 0 else 1 - 1 / min(len(t), len(query))) for t in live
                    if t[:2] == query[:2] and edit_distance_le1(query, t) is not None), key=lambda x: (-x[1], x[0]))
-    want = scan[:50] if len(query) > 2 else [(query, 1.0)] if query in fi.df else []
+    want = scan[:50] if len(query) > 2 else [(query, 1.0)] if query in live else []
     assert expand(query, fi, True) == want
+    assert all(fi.df_of(t) == sum(x == t for x in terms if x not in removed) for t in set(terms))
 
 
 def test_vector_search_scores_every_live_belief(db):

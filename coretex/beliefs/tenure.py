@@ -50,11 +50,11 @@ class FixtureSet:
     sessions: list   # sessions, each with its turns
     packaged: bool = False   # the paper's set shipped with coretex
 
-def read_fixture(path: Path) -> list:
+def read_fixture(path: Path) -> list:  # a fixture file
     """A fixture file's JSON array.
 
     Args:
-        path (Path)
+        path (Path): a fixture file
     """
     try: data = json.loads(Path(path).read_text("utf-8"))
     except FileNotFoundError: raise FixtureError(f"{path}: missing") from None
@@ -75,12 +75,13 @@ _VALUE_CHECKS = {"mustInclude": _strs, "mustExclude": _strs, "shouldInclude": _s
                  "isNull": lambda v: isinstance(v, bool), "minCount": lambda v: isinstance(v, int) and not isinstance(v, bool),
                  "orderedBefore": lambda v: isinstance(v, list) and all(_strs(p) and len(p) == 2 for p in v)}
 
-def check_belief(b, where: str) -> None:
+def check_belief(b,  # one seed belief
+                 where: str) -> None:  # where it sits, for the error message
     """Refuse a belief the store and filters cannot read.
 
     Args:
-        b
-        where (str)
+        b: one seed belief
+        where (str): where it sits, for the error message
     """
     _need(isinstance(b, dict), where, "expected an object")
     _need(isinstance(b.get("_id"), str) and isinstance(b.get("user_id"), str), where, "needs string _id and user_id")
@@ -88,12 +89,13 @@ def check_belief(b, where: str) -> None:
     try: coerce_belief(b)
     except (ValueError, AttributeError, TypeError): raise FixtureError(f"{where}: a date field is not an ISO date") from None
 
-def check_expect(e, where: str) -> None:
+def check_expect(e,  # an expectation block
+                 where: str) -> None:  # where it sits, for the error message
     """Refuse an expectation block whose values are not of their kind's type.
 
     Args:
-        e
-        where (str)
+        e: an expectation block
+        where (str): where it sits, for the error message
     """
     _need(isinstance(e, dict), where, "expect must be an object")
     for block, kinds in e.items():
@@ -101,13 +103,15 @@ def check_expect(e, where: str) -> None:
         for k, v in kinds.items():
             if k in _VALUE_CHECKS: _need(_VALUE_CHECKS[k](v), f"{where}.{block}.{k}", "wrong type")
 
-def check_case(c, where: str, keys=("caseId", "scope", "query", "expect")) -> None:
+def check_case(c,  # a static case
+               where: str,  # where it sits, for the error message
+               keys=("caseId", "scope", "query", "expect")) -> None:  # the keys a case must have
     """Refuse a static case or a session turn the suite cannot run.
 
     Args:
-        c
-        where (str)
-        keys (default ('caseId', 'scope', 'query', 'expect'))
+        c: a static case
+        where (str): where it sits, for the error message
+        keys (default ('caseId', 'scope', 'query', 'expect')): the keys a case must have
     """
     _need(isinstance(c, dict) and all(k in c for k in keys), where, f"needs {', '.join(keys)}")
     _need(_strs(c["scope"]) and isinstance(c[keys[2]], str), where, f"scope must be a list of strings and {keys[2]} a string")
@@ -117,12 +121,13 @@ def check_case(c, where: str, keys=("caseId", "scope", "query", "expect")) -> No
     check_expect(c["expect"], where)
 
 # %% ../../nbs/72_tenure.ipynb #36031109
-def check_session(s, where: str) -> None:
+def check_session(s,  # one session
+                  where: str) -> None:  # where it sits, for the error message
     """Refuse a session whose turns the suite cannot run.
 
     Args:
-        s
-        where (str)
+        s: one session
+        where (str): where it sits, for the error message
     """
     _need(isinstance(s, dict) and isinstance(s.get("caseId"), str) and isinstance(s.get("turns"), list), where, "needs caseId and turns")
     for i, t in enumerate(s["turns"]):
@@ -132,13 +137,15 @@ def check_session(s, where: str) -> None:
         u = t.get("updateBeliefAtTurn")
         _need(u is None or isinstance(u, dict) and isinstance(u.get("beliefId"), str), f"{w}.updateBeliefAtTurn", "needs beliefId")
 
-def load_fixtures(folder, name: str|None = None, packaged: bool = False) -> FixtureSet:
+def load_fixtures(folder,  # a folder with the three fixture files
+                  name: str|None = None,  # a fixture file's name under tenure/
+                  packaged: bool = False) -> FixtureSet:  # whether it is the set shipped with coretex
     """The fixture set in a folder, checked.
 
     Args:
-        folder
-        name (str | None, default None)
-        packaged (bool, default False)
+        folder: a folder with the three fixture files
+        name (str | None, default None): a fixture file's name under tenure/
+        packaged (bool, default False): whether it is the set shipped with coretex
     """
     folder = Path(folder)
     if not folder.is_dir(): raise FixtureError(f"{folder}: not a folder")
@@ -161,12 +168,13 @@ SESSION_KINDS = {Reference.PAPER: {**STATIC_KINDS, "noiseCheck": {"mustNotSurfac
 UNCHECKED_BY_REFERENCE = {"relevantBeliefs.pinnedFacts", "topicRetrieval"}
 UNKNOWN_KIND = "unknown expectation kind: "
 
-def unknown_kinds(expect: dict, known: dict) -> tuple:
+def unknown_kinds(expect: dict,  # a case's or turn's expect block
+                  known: dict) -> tuple:  # kind -> its checks
     """(unknown, unchecked): dotted kinds of `expect` the suite does not know, and those the reference carries unread.
 
     Args:
-        expect (dict)
-        known (dict)
+        expect (dict): a case's or turn's expect block
+        known (dict): kind -> its checks
     """
     paths = [b if b not in known else f"{b}.{k}" for b, kinds in expect.items() for k in ([None] if b not in known else kinds)
              if not (b.startswith("_") or k and k.startswith("_")) and (b not in known or k not in known[b])]   # _note: a comment
@@ -192,25 +200,28 @@ class Verdict:
 
 def _ratio(hits: int, n: int) -> float|None: return hits / n if n else None
 
-def prelude_failures(pp: dict, prelude: str) -> list:
+def prelude_failures(pp: dict,  # the personaPrelude expectations
+                     prelude: str) -> list:  # the assembled persona prelude
     """Failures of the persona prelude expectations.
 
     Args:
-        pp (dict)
-        prelude (str)
+        pp (dict): the personaPrelude expectations
+        prelude (str): the assembled persona prelude
     """
     return ((["personaPrelude empty"] if pp.get("nonEmpty") and not prelude else []) +
             (["personaPrelude not empty"] if pp.get("isNull") and prelude else []) +
             [f'personaPrelude missing "{s}"' for s in pp.get("contains", []) if s not in prelude] +
             [f'personaPrelude contains "{s}"' for s in pp.get("mustNotContain", []) if s in prelude])
 
-def ordered_failures(pairs: list, rel: list, ref: Reference) -> list:
+def ordered_failures(pairs: list,  # [before, after] id pairs
+                     rel: list,  # the relevant ids, in order
+                     ref: Reference) -> list:  # which reference's rules
     """Failures of orderedBefore pairs over the relevant list.
 
     Args:
-        pairs (list)
-        rel (list)
-        ref (Reference)
+        pairs (list): [before, after] id pairs
+        rel (list): the relevant ids, in order
+        ref (Reference): which reference's rules
     """
     out = []
     for a, b in pairs:
@@ -223,14 +234,17 @@ def ordered_failures(pairs: list, rel: list, ref: Reference) -> list:
             out.append(f"ranking: {a} (idx {rel.index(a)}) should precede {b} (idx {rel.index(b)})")
     return out
 
-def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference.CURRENT) -> Verdict:
+def check_static(expect: dict,  # a case's or turn's expect block
+                 ctx,  # the assembled Context
+                 pinned_seed: set,  # ids the seed pins for the eval user
+                 ref: Reference = Reference.CURRENT) -> Verdict:  # which reference's rules
     """The assertions and measures of one static case.
 
     Args:
-        expect (dict)
-        ctx
-        pinned_seed (set)
-        ref (Reference, default Reference.CURRENT)
+        expect (dict): a case's or turn's expect block
+        ctx: the assembled Context
+        pinned_seed (set): ids the seed pins for the eval user
+        ref (Reference, default Reference.CURRENT): which reference's rules
     """
     rel, pin, qs = list(ctx.relevant), set(ctx.pinned), set(ctx.questions)
     relset, union = set(rel), set(rel) | pin
@@ -261,14 +275,17 @@ def check_static(expect: dict, ctx, pinned_seed: set, ref: Reference = Reference
     return Verdict(fails, precision, _ratio(hits, len(expected)), unchecked, extra)
 
 # %% ../../nbs/72_tenure.ipynb #984a9a7b
-def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CURRENT) -> tuple:
+def check_turn(turn: dict,  # one session turn
+               ctx,  # the assembled Context
+               pinned_seed: set,  # ids the seed pins for the eval user
+               ref: Reference = Reference.CURRENT) -> tuple:  # which reference's rules
     """(Verdict, noise ids) of one session turn.
 
     Args:
-        turn (dict)
-        ctx
-        pinned_seed (set)
-        ref (Reference, default Reference.CURRENT)
+        turn (dict): one session turn
+        ctx: the assembled Context
+        pinned_seed (set): ids the seed pins for the eval user
+        ref (Reference, default Reference.CURRENT): which reference's rules
     """
     e, n = turn["expect"], turn["turnIndex"]
     rel, pin, qs = set(ctx.relevant), set(ctx.pinned), set(ctx.questions)
@@ -294,50 +311,59 @@ def check_turn(turn: dict, ctx, pinned_seed: set, ref: Reference = Reference.CUR
     hits = len(gold & (rel | pin))
     return Verdict([f"turn {n}: {f}" for f in fails] + noise_fails, _ratio(hits, len(rel)), _ratio(hits, len(gold)), unchecked), noise
 
-def drift_score(noise: list, ctx) -> float:
+def drift_score(noise: list,  # noise ids that surfaced
+                ctx) -> float:  # the assembled Context
     """Noise over everything that surfaced (relevant and pinned), 0 when nothing did.
 
     Args:
-        noise (list)
-        ctx
+        noise (list): noise ids that surfaced
+        ctx: the assembled Context
     """
     surfaced = len(ctx.relevant) + len(ctx.pinned)
     return len(noise) / surfaced if surfaced else 0.0
 
 # %% ../../nbs/72_tenure.ipynb #dfbafb5b
-def js_round(x: float, digits: int) -> float:
+def js_round(x: float,  # a number
+             digits: int) -> float:  # decimal places
     """Math.round(x * 10^digits) / 10^digits, as the reference rounds (halves go up).
 
     Args:
-        x (float)
-        digits (int)
+        x (float): a number
+        digits (int): decimal places
     """
     f = 10 ** digits
     return math.floor(x * f + 0.5) / f
 
-def search_scores(ctx, with_clauses: bool, ref: Reference) -> list:
+def search_scores(ctx,  # the assembled Context
+                  with_clauses: bool,  # whether to report clause attribution (BM25 only)
+                  ref: Reference) -> list:  # which reference's rules
     """The entry's searchScores: hits (with their clauses for BM25), then today's relation participants at 0.
 
     Args:
-        ctx
-        with_clauses (bool)
-        ref (Reference)
+        ctx: the assembled Context
+        with_clauses (bool): whether to report clause attribution (BM25 only)
+        ref (Reference): which reference's rules
     """
     out = [{"id": h.id, "score": js_round(h.score, 2),
             **({"clauses": [{**c, "score": js_round(c["score"], 2)} for c in h.clauses] if with_clauses else []}
                if with_clauses or ref is Reference.CURRENT else {})} for h in ctx.hits]
     return out + [{"id": i, "score": 0, "clauses": []} for i in ctx.participants]
 
-def entry(case: dict, ctx, v: Verdict, backend, ref: Reference, ms: float) -> dict:
+def entry(case: dict,  # one static case
+          ctx,  # the assembled Context
+          v: Verdict,  # the case's Verdict
+          backend,  # BM25Backend or a vector backend
+          ref: Reference,  # which reference's rules
+          ms: float) -> dict:  # its retrieval time in ms
     """The report entry of one static case.
 
     Args:
-        case (dict)
-        ctx
-        v (Verdict)
-        backend
-        ref (Reference)
-        ms (float)
+        case (dict): one static case
+        ctx: the assembled Context
+        v (Verdict): the case's Verdict
+        backend: BM25Backend or a vector backend
+        ref (Reference): which reference's rules
+        ms (float): its retrieval time in ms
     """
     scores = search_scores(ctx, isinstance(backend, BM25Backend), ref)
     e = {"caseId": case["caseId"], **({"category": case.get("category", "")} if ref is Reference.CURRENT else {}),
@@ -349,18 +375,25 @@ def entry(case: dict, ctx, v: Verdict, backend, ref: Reference, ms: float) -> di
 
 SESSION_CATEGORY = "Session-level noise isolation"
 
-def turn_entry(session: dict, turn: dict, ctx, v: Verdict, noise: list, backend, ref: Reference, ms: float) -> dict:
+def turn_entry(session: dict,  # the session the turn belongs to
+               turn: dict,  # one session turn
+               ctx,  # the assembled Context
+               v: Verdict,  # the case's Verdict
+               noise: list,  # noise ids that surfaced
+               backend,  # BM25Backend or a vector backend
+               ref: Reference,  # which reference's rules
+               ms: float) -> dict:  # its retrieval time in ms
     """The report entry of one session turn.
 
     Args:
-        session (dict)
-        turn (dict)
-        ctx
-        v (Verdict)
-        noise (list)
-        backend
-        ref (Reference)
-        ms (float)
+        session (dict): the session the turn belongs to
+        turn (dict): one session turn
+        ctx: the assembled Context
+        v (Verdict): the case's Verdict
+        noise (list): noise ids that surfaced
+        backend: BM25Backend or a vector backend
+        ref (Reference): which reference's rules
+        ms (float): its retrieval time in ms
     """
     drift = {"noiseBeliefIds": noise, "driftScore": drift_score(noise, ctx)}
     if ref is Reference.PAPER:
@@ -379,22 +412,24 @@ def _mean4(xs) -> float|None:
     xs = [x for x in xs if x is not None]
     return js_round(sum(xs) / len(xs), 4) if xs else None
 
-def pass_type(e: dict) -> str:
+def pass_type(e: dict) -> str:  # one report entry
     """How a passing entry passed.
 
     Args:
-        e (dict)
+        e (dict): one report entry
     """
     if e["retrievalPrecision"] is not None and e["retrievalPrecision"] > 0: return "activeRetrieval"
     return "structural" if e["category"] in STRUCTURAL_CATEGORIES else "triviallyEmpty"
 
-def retrieval_summary(entries: list, case_count: int, turn_count: int|None = None) -> dict:
+def retrieval_summary(entries: list,  # report entries, one per case or turn
+                      case_count: int,  # how many cases the suite has
+                      turn_count: int|None = None) -> dict:  # how many session turns (None: a static suite)
     """The reference's retrieval summary of one suite's entries.
 
     Args:
-        entries (list)
-        case_count (int)
-        turn_count (int | None, default None)
+        entries (list): report entries, one per case or turn
+        case_count (int): how many cases the suite has
+        turn_count (int | None, default None): how many session turns (None: a static suite)
     """
     ms = sorted(e["retrievalLatencyMs"] for e in entries)
     pct = lambda p: ms[math.ceil(p * len(ms)) - 1] if ms else 0
@@ -413,41 +448,52 @@ def retrieval_summary(entries: list, case_count: int, turn_count: int|None = Non
     return {**s, **({"turnCount": turn_count} if turn_count is not None else {})}
 
 # %% ../../nbs/72_tenure.ipynb #d7d433f4
-def fresh(store: BeliefStore, seed: list) -> set:
+def fresh(store: BeliefStore,  # the belief store
+          seed: list) -> set:  # the seed beliefs
     """Reset the store to the seed; the ids the seed pins for the eval user (excluded from expected sets).
 
     Args:
-        store (BeliefStore)
-        seed (list)
+        store (BeliefStore): the belief store
+        seed (list): the seed beliefs
     """
     store.reset(seed)
     return {b["_id"] for b in seed if b["user_id"] == EVAL_USER and b.get("pinned")}
 
-def timed_context(store, backend, user, scope, message, budget, ref) -> tuple:
+def timed_context(store,  # the belief store
+                  backend,  # BM25Backend or a vector backend
+                  user,  # the requesting user's user_id
+                  scope,  # the requested scopes (empty: any)
+                  message,  # the user's message
+                  budget,  # the case's Budget
+                  ref) -> tuple:  # which reference's rules
     """(context, milliseconds) of one retrieval.
 
     Args:
-        store
-        backend
-        user
-        scope
-        message
-        budget
-        ref
+        store: the belief store
+        backend: BM25Backend or a vector backend
+        user: the requesting user's user_id
+        scope: the requested scopes (empty: any)
+        message: the user's message
+        budget: the case's Budget
+        ref: which reference's rules
     """
     t = time.perf_counter()
     ctx = build_context(store, backend, user, scope, message, budget, EVAL_PERSONAS, ref)
     return ctx, 1000 * (time.perf_counter() - t)
 
-def run_static(store: BeliefStore, backend, cases: list, seed: list, ref: Reference = Reference.CURRENT) -> list:
+def run_static(store: BeliefStore,  # the belief store
+               backend,  # BM25Backend or a vector backend
+               cases: list,  # static cases
+               seed: list,  # the seed beliefs
+               ref: Reference = Reference.CURRENT) -> list:  # which reference's rules
     """Report entries of the static cases.
 
     Args:
-        store (BeliefStore)
-        backend
-        cases (list)
-        seed (list)
-        ref (Reference, default Reference.CURRENT)
+        store (BeliefStore): the belief store
+        backend: BM25Backend or a vector backend
+        cases (list): static cases
+        seed (list): the seed beliefs
+        ref (Reference, default Reference.CURRENT): which reference's rules
     """
     pinned_seed, out = fresh(store, seed), []
     for c in cases:
@@ -456,12 +502,13 @@ def run_static(store: BeliefStore, backend, cases: list, seed: list, ref: Refere
     return out
 
 # %% ../../nbs/72_tenure.ipynb #ad0d3389
-def apply_turn_writes(store: BeliefStore, turn: dict) -> None:
+def apply_turn_writes(store: BeliefStore,  # the belief store
+                      turn: dict) -> None:  # one session turn
     """The belief a turn creates and the update it makes, after its retrieval.
 
     Args:
-        store (BeliefStore)
-        turn (dict)
+        store (BeliefStore): the belief store
+        turn (dict): one session turn
     """
     if turn.get("createBeliefAtTurn"): store.insert(turn["createBeliefAtTurn"])
     upd = turn.get("updateBeliefAtTurn")
@@ -470,15 +517,19 @@ def apply_turn_writes(store: BeliefStore, turn: dict) -> None:
     if sets: store.update(upd["beliefId"], sets)
     if upd.get("addAliases"): store.add_aliases(upd["beliefId"], upd["addAliases"])
 
-def run_sessions(store: BeliefStore, backend, sessions: list, seed: list, ref: Reference = Reference.CURRENT) -> list:
+def run_sessions(store: BeliefStore,  # the belief store
+                 backend,  # BM25Backend or a vector backend
+                 sessions: list,  # sessions, each with its turns
+                 seed: list,  # the seed beliefs
+                 ref: Reference = Reference.CURRENT) -> list:  # which reference's rules
     """Report entries of every session turn, sessions run in order on one evolving store.
 
     Args:
-        store (BeliefStore)
-        backend
-        sessions (list)
-        seed (list)
-        ref (Reference, default Reference.CURRENT)
+        store (BeliefStore): the belief store
+        backend: BM25Backend or a vector backend
+        sessions (list): sessions, each with its turns
+        seed (list): the seed beliefs
+        ref (Reference, default Reference.CURRENT): which reference's rules
     """
     pinned_seed, out = fresh(store, seed), []
     for s in sessions:
@@ -489,12 +540,13 @@ def run_sessions(store: BeliefStore, backend, sessions: list, seed: list, ref: R
     return out
 
 # %% ../../nbs/72_tenure.ipynb #435e0b03
-def suite_queries(fx: FixtureSet, ref: Reference) -> list:
+def suite_queries(fx: FixtureSet,  # the fixture set
+                  ref: Reference) -> list:  # which reference's rules
     """Every text a run of the fixture set searches for: its cases' queries and its turns' messages, cleaned as the search cleans them.
 
     Args:
-        fx (FixtureSet)
-        ref (Reference)
+        fx (FixtureSet): the fixture set
+        ref (Reference): which reference's rules
     """
     msgs = [c["query"] for c in fx.cases] + [t["userMessage"] for s in fx.sessions for t in s["turns"]]
     return [q for q in (clean_query(m, ref) for m in msgs) if q]
@@ -503,13 +555,15 @@ def suite_queries(fx: FixtureSet, ref: Reference) -> list:
 BACKENDS = {"bm25": BM25Backend, "vector": VectorBackend, "vector-threshold": VectorThresholdBackend}
 REPORT_NAMES = {"bm25": "", "vector": "-vector", "vector-threshold": "-vector-threshold"}
 
-def table_row(name: str, static: list, session: list) -> dict:
+def table_row(name: str,  # the backend's name
+              static: list,  # static entries
+              session: list) -> dict:  # session entries
     """The paper's table row for one backend.
 
     Args:
-        name (str)
-        static (list)
-        session (list)
+        name (str): the backend's name
+        static (list): static entries
+        session (list): session entries
     """
     sp, tp = sum(e["passed"] for e in static), sum(e["passed"] for e in session)
     prec = [e["retrievalPrecision"] for e in static if e["retrievalPrecision"] is not None]
@@ -546,15 +600,19 @@ class SuiteRun:
         return [f"{e['caseId']}{'' if e.get('turnIndex') is None else ' turn ' + str(e['turnIndex'])}: {f.split(UNKNOWN_KIND)[1]}"
                 for e in self.static + self.session for f in e["failures"] if UNKNOWN_KIND in f]
 
-def report_payload(run: SuiteRun, entries: list, case_count: int, seed_count: int, turn_count: int|None = None):
+def report_payload(run: SuiteRun,  # one backend's SuiteRun
+                   entries: list,  # report entries, one per case or turn
+                   case_count: int,  # how many cases the suite has
+                   seed_count: int,  # how many seed beliefs
+                   turn_count: int|None = None):  # how many session turns (None: a static suite)
     """A suite's report in the shape of the reference the run follows.
 
     Args:
-        run (SuiteRun)
-        entries (list)
-        case_count (int)
-        seed_count (int)
-        turn_count (int | None, default None)
+        run (SuiteRun): one backend's SuiteRun
+        entries (list): report entries, one per case or turn
+        case_count (int): how many cases the suite has
+        seed_count (int): how many seed beliefs
+        turn_count (int | None, default None): how many session turns (None: a static suite)
     """
     if run.reference is Reference.PAPER: return entries
     ingestion = {"beliefCount": seed_count, "totalMs": js_round(run.seed_ms, 2),
@@ -562,27 +620,34 @@ def report_payload(run: SuiteRun, entries: list, case_count: int, seed_count: in
     return {"provider": f"coretex-{run.backend}", "retrieval": retrieval_summary(entries, case_count, turn_count),
             "cases": entries, "ingestion": ingestion}
 
-def write_json(path: Path, data) -> None:
+def write_json(path: Path,  # where to write
+               data) -> None:  # what to write (JSON-able)
     """Write atomically, so a reader never sees half a report.
 
     Args:
-        path (Path)
-        data
+        path (Path): where to write
+        data: what to write (JSON-able)
     """
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2)); os.replace(tmp, path)
 
-def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|None = None, reference=None, progress: bool = False) -> SuiteRun:
+def run_suite(name: str,  # a backend: bm25, vector or vector-threshold
+              db,  # a pymongo Database
+              out_dir=None,  # folder for the reports (None: none written)
+              embedder=None,  # the vector backends' embedder (None: MiniLM)
+              fixtures: FixtureSet|None = None,  # a fixture set (None: the paper's)
+              reference=None,  # whose rules (None: the paper's for the packaged set, else today's)
+              progress: bool = False) -> SuiteRun:  # count cases on stderr
     """One backend over a fixture set (default: the paper's, under the paper's rules); reports to out_dir if given; `progress` counts cases on stderr.
 
     Args:
-        name (str)
-        db
-        out_dir (default None)
-        embedder (default None)
-        fixtures (FixtureSet | None, default None)
-        reference (default None)
-        progress (bool, default False)
+        name (str): a backend: bm25, vector or vector-threshold
+        db: a pymongo Database
+        out_dir (default None): folder for the reports (None: none written)
+        embedder (default None): the vector backends' embedder (None: MiniLM)
+        fixtures (FixtureSet | None, default None): a fixture set (None: the paper's)
+        reference (default None): whose rules (None: the paper's for the packaged set, else today's)
+        progress (bool, default False): count cases on stderr
     """
     if name not in BACKENDS: raise ValueError(f"unknown backend {name!r}; expected one of {sorted(BACKENDS)}")
     fx = fixtures or packaged_fixtures()
@@ -606,12 +671,13 @@ def run_suite(name: str, db, out_dir=None, embedder=None, fixtures: FixtureSet|N
     return run
 
 # %% ../../nbs/72_tenure.ipynb #64d02a8b
-def render_table(rows: dict, published: dict = PUBLISHED) -> str:
+def render_table(rows: dict,  # backend -> its table row
+                 published: dict = PUBLISHED) -> str:  # backend -> the paper's row
     """Our rows beside the published ones, as aligned text.
 
     Args:
-        rows (dict)
-        published (dict, default PUBLISHED)
+        rows (dict): backend -> its table row
+        published (dict, default PUBLISHED): backend -> the paper's row
     """
     f = lambda r: (f"{r['static'][0]}/{r['static'][1]}", f"{r['session'][0]}/{r['session'][1]}", f"{r['total'][0]}/{r['total'][1]}",
                    f"{r['mean_precision']}", ", ".join(f"{r['drift'].get(k, '-')}" for k in (9, 10)))
@@ -623,11 +689,11 @@ def render_table(rows: dict, published: dict = PUBLISHED) -> str:
     return "\n".join(lines)
 
 # %% ../../nbs/72_tenure.ipynb #242bb951
-def returned_counts(run: SuiteRun) -> tuple:
+def returned_counts(run: SuiteRun) -> tuple:  # one backend's SuiteRun
     """(passing, failing): the number of relevant beliefs each case or turn of the run returned, split by its outcome.
 
     Args:
-        run (SuiteRun)
+        run (SuiteRun): one backend's SuiteRun
     """
     n = lambda e: len(e["relevantBeliefs"] if "relevantBeliefs" in e else e["retrievedBeliefIds"])   # a session entry under today's rules
     entries = run.static + run.session

@@ -10,11 +10,11 @@ import json
 from .common import CliError, FIXTURE_FILE_MAX, read_capped, show_progress
 
 # %% ../../nbs/97_cli_beliefs.ipynb #0e2db96e
-def beliefs_fixtures(args) -> tuple:
+def beliefs_fixtures(args) -> tuple:  # the parsed command line
     """The fixture set `beliefs eval` runs and the rules it follows: the paper's set and rules, or --fixtures under today's, unless --reference says.
 
     Args:
-        args
+        args: the parsed command line
     """
     from pathlib import Path
     from coretex.beliefs.store import Reference
@@ -26,18 +26,20 @@ def beliefs_fixtures(args) -> tuple:
     return fx, Reference(args.reference or ("current" if args.fixtures else "paper"))
 
 # %% ../../nbs/97_cli_beliefs.ipynb #a1c9005f
-def beliefs_json(run, ref, fx) -> str:
+def beliefs_json(run,  # the finished SuiteRun
+                 ref,  # whose rules it ran under
+                 fx) -> str:  # the fixture set
     """The one JSON object `beliefs eval --json` prints for a suite run.
 
     Args:
-        run
-        ref
-        fx
+        run: the finished SuiteRun
+        ref: whose rules it ran under
+        fx: the fixture set
     """
     return json.dumps({**{k: run.row[k] for k in ("backend", "static", "session", "mean_precision", "drift")}, "reference": ref.value,
                        "fixtures": fx.name, "reports": [str(p) for p in run.reports], "unknownExpectations": run.flagged()}, sort_keys=True)
 
-def cmd_beliefs_eval(args):
+def cmd_beliefs_eval(args):  # the parsed command line
     from pathlib import Path
     from coretex.beliefs.store import Reference
     from coretex.beliefs.tenure import run_suite, render_table, PUBLISHED
@@ -55,7 +57,7 @@ def cmd_beliefs_eval(args):
     print(f"\n{fx.name}, {ref.value} reference; reports written to {out}")
 
 # %% ../../nbs/97_cli_beliefs.ipynb #a1c90047
-def add_beliefs(sub):
+def add_beliefs(sub):   # the CLI's subparsers, to add `beliefs` to
     p = sub.add_parser("beliefs", help="belief-memory retrieval (the Tenure suites)")
     bsub = p.add_subparsers(dest="beliefs_command", required=True, metavar="SUBCOMMAND")
     e = bsub.add_parser("eval", help="run a fixture set (default: the paper's 72 cases) with one backend and print its table row")
