@@ -2,34 +2,21 @@
 array index, commit 333cec8) returned, stored so the array index is compared with it, not with itself.
 
 Made by: `PYTHONPATH=$PWD python tests/belief_answers.py` at commit 333cec8 (writes tests/fixtures/belief_answers.json.gz).
-Covers: the packaged Tenure suites under both references' rules; today's reference fixtures (PrecisionMemBench's 77 + 12,
-read from the local mirror of github.com/tenurehq/tenure when present); and a seeded generated store of 10,000 beliefs
+Covers: the packaged Tenure suites under both references' rules and a seeded generated store of 10,000 beliefs
 with 400 queries, asked before and after a round of writes (inserts, added aliases, renames, supersessions).
 """
-import gzip, json, random, subprocess, sys, tempfile
+import gzip, json, random, sys, tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_beliefs import generate_store
 from coretex.beliefs.store import BeliefStore, BM25Backend, Reference, build_context, clean_query
-from coretex.beliefs.tenure import FIXTURE_FILES, load_fixtures, packaged_fixtures, run_suite
+from coretex.beliefs.tenure import packaged_fixtures, run_suite
 
 OUT = ROOT / "tests" / "fixtures" / "belief_answers.json.gz"
-MIRROR = Path("/work/.mirror/tenurehq+tenure/repo")
-CURRENT_COMMIT = "dc348a8f006e7799f4ba0e0e97e1198669fc1752"
 N_GENERATED, SCOPE = 10_000, ["domain:code"]
 VOLATILE = {"retrievalLatencyMs"}   # timings differ run to run
-
-
-def today_fixtures(tmp: Path):
-    "Today's reference fixtures from the mirror, or None without one."
-    if not MIRROR.exists(): return None
-    for f in FIXTURE_FILES:
-        text = subprocess.run(["git", "-C", str(MIRROR), "show", f"{CURRENT_COMMIT}:src/__fixtures__/{f}"],
-                              capture_output=True, text=True, check=True).stdout
-        (tmp / f).write_text(text)
-    return load_fixtures(tmp)
 
 
 def suite_answers(db, fx) -> dict:
@@ -86,10 +73,8 @@ def main():
     from coretex.network.store import open_db
     db, close = open_db(path=tempfile.mkdtemp())
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            today = today_fixtures(Path(tmp))
-            data = {"made_by": __doc__.split("\n\n")[1], "tenure": suite_answers(db, packaged_fixtures()),
-                    "today": suite_answers(db, today) if today else None, "generated": generated_answers(db)}
+        data = {"made_by": __doc__.split("\n\n")[1], "tenure": suite_answers(db, packaged_fixtures()),
+                "generated": generated_answers(db)}
     finally:
         close()
     OUT.parent.mkdir(exist_ok=True)

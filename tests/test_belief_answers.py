@@ -1,10 +1,10 @@
 """The array index answers as the dict-of-dicts index did: rankings, scores (to the last bit) and clause attributions, and
-the assembled contexts, on the Tenure suites, today's reference fixtures (PrecisionMemBench's 77 + 12) and a generated
+the assembled contexts, on the Tenure suites and a generated
 store of 10,000 beliefs before and after a round of writes. The peer's answers were stored by tests/belief_answers.py
 from the old implementation (tests/fixtures/belief_answers.json.gz says how)."""
 import gzip, json, tempfile
 import pytest
-from belief_answers import OUT, MIRROR, generated_answers, suite_answers, today_fixtures
+from belief_answers import OUT, generated_answers, suite_answers
 from coretex.beliefs.tenure import packaged_fixtures
 from coretex.network.store import open_db
 
@@ -36,13 +36,6 @@ def test_tenure_suites_answer_as_before(db, stored):
         for part in ("static", "session"):
             assert len(got[ref][part]) == len(stored["tenure"][ref][part]) > 0
             assert not differing(got[ref][part], stored["tenure"][ref][part]), (ref, part)
-
-
-@pytest.mark.skipif(not MIRROR.exists(), reason="no local mirror of the reference")
-def test_today_fixtures_answer_as_before(db, stored, tmp_path):
-    got = as_stored(suite_answers(db, today_fixtures(tmp_path)))
-    assert (len(got["current"]["static"]), len(got["current"]["session"])) == (77, 12)
-    assert got == stored["today"]
 
 
 def test_generated_store_answers_as_before(db, stored):

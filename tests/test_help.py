@@ -2,7 +2,7 @@
 `__all__`, a parameter counts as described when the docstring's Args (or a class's Attributes) section gives it a
 non-empty explanation (the trailing comment on its line in the notebook, turned into the docstring at export by
 `coretex.docs.parameter_docs`), not merely its name and type. Defaults print readably (no `<function ... at 0x...>`)."""
-import importlib, inspect, re
+import enum, importlib, inspect, re
 import pytest
 from helpers import ROOT
 
@@ -12,7 +12,6 @@ LAYERS = ["core", "toolkit", "evaluator", "economy", "network", "consensus", "be
 # Until then each one's list is reported, not hidden: `pytest -n 0 tests/test_help.py -rx`; strict, so a module described
 # there fails here until its line goes.
 ELSEWHERE = {
-    "coretex.beliefs.store": "i41-beliefs", "coretex.beliefs.tenure": "i41-beliefs",
     **{f"coretex.simulate.{m}": "i39-simulator" for m in ("miners", "headroom", "loop", "metrics", "surrogate", "runs")},
 }
 _ROW = re.compile(r"^\s{4,}(\*{0,2}\w+)(?: \(([^)]*)\))?:?(.*)$")
@@ -30,6 +29,7 @@ def explained(doc: str) -> dict:
 
 def parameters(obj) -> list:
     "The parameters a caller passes: a function's, or a class's constructor's; self, cls and *args/**kwargs of a wrapper left out."
+    if isinstance(obj, type) and issubclass(obj, enum.Enum): return []   # members are values, not parameters a caller passes
     try: sig = inspect.signature(obj)
     except (TypeError, ValueError): return []
     return [p for p in sig.parameters.values() if p.name not in ("self", "cls")

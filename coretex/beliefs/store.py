@@ -461,12 +461,12 @@ class Hit:
     """One search hit: the belief id, its score and the clauses that scored it.
 
     Attributes:
-        id (str)
-        score (float)
+        id (str): the belief's _id
+        score (float): its BM25 score, the sum of its clauses' scores
         clauses (list, default dfield(default_factory=list)): [{"path", "term", "score"}]
     """
-    id: str
-    score: float
+    id: str        # the belief's _id
+    score: float   # its BM25 score, the sum of its clauses' scores
     clauses: list = dfield(default_factory=list)   # [{"path", "term", "score"}]
 
 CLAUSES = (("canonical_name", "canonical_name", "standard", True, 14.0),
@@ -628,12 +628,14 @@ class VectorBackend:
     """Cosine search over belief embeddings, no threshold (the paper's baseline).
 
     Args:
-        store (BeliefStore)
-        embedder (default None)
+        store (BeliefStore): the belief store whose beliefs are embedded
+        embedder (default None): an Embedder; None: MiniLM from disk, loaded on first use
     """
     name = "vector"
     threshold = None
-    def __init__(self, store: BeliefStore, embedder=None):
+    def __init__(self, store: BeliefStore,  # the belief store whose beliefs are embedded
+                 embedder=None,        # an Embedder; None: MiniLM from disk, loaded on first use
+                ):
         self.store, self._emb, self._version = store, embedder, -1
 
     @property
@@ -703,12 +705,15 @@ class VectorThresholdBackend(VectorBackend):
     """Cosine search that drops beliefs below a cosine threshold (not the published baseline).
 
     Args:
-        store
-        embedder (default None)
-        threshold (float, default 0.5)
+        store: the belief store whose beliefs are embedded
+        embedder (default None): an Embedder; None: MiniLM from disk, loaded on first use
+        threshold (float, default 0.5): the least cosine a belief needs to be returned, in [-1, 1]
     """
     name = "vector-threshold"
-    def __init__(self, store, embedder=None, threshold: float = 0.5):
+    def __init__(self, store,               # the belief store whose beliefs are embedded
+                 embedder=None,        # an Embedder; None: MiniLM from disk, loaded on first use
+                 threshold: float = 0.5,   # the least cosine a belief needs to be returned, in [-1, 1]
+                ):
         super().__init__(store, embedder); self.threshold = threshold
 
 # %% ../../nbs/71_belief_store.ipynb #8a666231
@@ -717,17 +722,17 @@ class Budget:
     """How much of a search result fits in the context: beliefs, pinned ones, questions and characters.
 
     Attributes:
-        max_beliefs (int, default 20)
-        max_pinned (int, default 10)
-        max_questions (int, default 15)
-        max_chars_per_belief (int, default 400)
-        max_persona_chars (int, default 800)
+        max_beliefs (int, default 20): relevant beliefs kept, at most
+        max_pinned (int, default 10): pinned facts kept, at most
+        max_questions (int, default 15): open questions kept, at most
+        max_chars_per_belief (int, default 400): each belief's text clipped to this many characters
+        max_persona_chars (int, default 800): the persona prelude clipped to this many characters
     """
-    max_beliefs: int = 20
-    max_pinned: int = 10
-    max_questions: int = 15
-    max_chars_per_belief: int = 400
-    max_persona_chars: int = 800
+    max_beliefs: int = 20            # relevant beliefs kept, at most
+    max_pinned: int = 10             # pinned facts kept, at most
+    max_questions: int = 15          # open questions kept, at most
+    max_chars_per_belief: int = 400  # each belief's text clipped to this many characters
+    max_persona_chars: int = 800     # the persona prelude clipped to this many characters
     @classmethod
     def from_case(cls, d: dict|None) -> "Budget":   # a case's budget block (None: the defaults)
         d = d or {}
@@ -749,16 +754,16 @@ class Context:
     """The context handed to the model: expanded query, persona prelude and the belief ids kept.
 
     Attributes:
-        expanded_query (str)
-        persona_prelude (str)
+        expanded_query (str): the message with the matched beliefs' names and aliases added
+        persona_prelude (str): the user's persona beliefs, clipped to the budget
         pinned (list): ids, budget applied
         relevant (list): ids: search hits, then relation participants, budget applied
         questions (list): ids
         hits (list): the search's Hits, before the budget
         participants (list, default dfield(default_factory=list)): ids fetched through relations, before the budget
     """
-    expanded_query: str
-    persona_prelude: str
+    expanded_query: str    # the message with the matched beliefs' names and aliases added
+    persona_prelude: str   # the user's persona beliefs, clipped to the budget
     pinned: list         # ids, budget applied
     relevant: list       # ids: search hits, then relation participants, budget applied
     questions: list      # ids
