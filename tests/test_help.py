@@ -15,7 +15,6 @@ ELSEWHERE = {
     "coretex.evaluator.corpus": "i36-models",
     "coretex.beliefs.store": "i41-beliefs", "coretex.beliefs.tenure": "i41-beliefs",
     "coretex.economy.registry": "i37-trust", "coretex.network.store": "i40-leniencies",
-    **{f"coretex.simulate.{m}": "i39-simulator" for m in ("miners",)},
 }
 _ROW = re.compile(r"^\s{4,}(\*{0,2}\w+)(?: \(([^)]*)\))?:?(.*)$")
 
