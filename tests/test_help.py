@@ -8,12 +8,6 @@ from helpers import ROOT
 
 LAYERS = ["core", "toolkit", "evaluator", "economy", "network", "consensus", "beliefs", "demo", "simulate", "docs", "layers"]
 
-# Modules whose notebooks other branches of issue 38 own and describe; the merge removes each line as it lands.
-# Until then each one's list is reported, not hidden: `pytest -n 0 tests/test_help.py -rx`; strict, so a module described
-# there fails here until its line goes.
-ELSEWHERE = {
-    **{f"coretex.simulate.{m}": "i39-simulator" for m in ("miners", "headroom", "loop", "metrics", "surrogate", "runs")},
-}
 _ROW = re.compile(r"^\s{4,}(\*{0,2}\w+)(?: \(([^)]*)\))?:?(.*)$")
 
 
@@ -95,8 +89,7 @@ def modules() -> list:
     return sorted({*api_modules(site_notebooks(ROOT / "nbs")), "coretex"} - {"coretex.docs.cli"})
 
 
-@pytest.mark.parametrize("module", [pytest.param(m, marks=pytest.mark.xfail(reason=f"described on {ELSEWHERE[m]}", strict=True))
-                                    if m in ELSEWHERE else m for m in modules()])
+@pytest.mark.parametrize("module", modules())
 def test_every_public_parameter_is_described(module):
     missing = _undescribed().get(module, [])
     assert missing == [], (f"{len(missing)} parameters of {module} have no explanation (a trailing comment on the parameter's line) "

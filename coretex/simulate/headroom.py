@@ -17,13 +17,16 @@ from .miners import LEVERS, Draft, Public, as_patch, lens, person_of
 # %% ../../nbs/81b_headroom.ipynb #cb917c26
 GROWTH = ("static", "smooth", "burst", "pause-then-jump", "late-heavy")
 
-def growth_fraction(schedule: str, epoch: int, epochs: int) -> float:
+def growth_fraction(schedule: str,  # one of GROWTH: static, smooth, burst, pause-then-jump, late-heavy
+                    epoch: int,     # the epoch, 0..epochs
+                    epochs: int,    # the run's length in epochs, > 0
+                    ) -> float:
     """The share in [0, 1] of the growable persons onboarded by `epoch` of `epochs` (the reference's four shapes).
 
     Args:
-        schedule (str)
-        epoch (int)
-        epochs (int)
+        schedule (str): one of GROWTH: static, smooth, burst, pause-then-jump, late-heavy
+        epoch (int): the epoch, 0..epochs
+        epochs (int): the run's length in epochs, > 0
     """
     t = epoch / epochs
     if schedule == "static": return 0.0
@@ -34,11 +37,12 @@ def growth_fraction(schedule: str, epoch: int, epochs: int) -> float:
     raise ValueError(f"unknown growth schedule {schedule!r}: choose from {', '.join(GROWTH)}")
 
 # %% ../../nbs/81b_headroom.ipynb #d2f4bc9a
-def probe_number(event_id: str) -> int|None:
+def probe_number(event_id: str,  # a corpus event id, e.g. "q_probe_7"
+                 ) -> int|None:
     """k of an abstention probe `q_probe_<k>`, None for any other event.
 
     Args:
-        event_id (str)
+        event_id (str): a corpus event id, e.g. "q_probe_7"
     """
     return int(event_id.rsplit("_", 1)[1]) if event_id.startswith("q_probe_") else None
 
@@ -46,13 +50,19 @@ class Frontier:
     """The persons onboarded so far, and the hidden pool packs draw from: it moves only when a delta of at least M queries is published.
 
     Args:
-        corpus
-        schedule (str)
-        epochs (int)
-        base (int | None)
-        major_delta_threshold (int)
+        corpus: the Corpus: its persons, hidden events and probes
+        schedule (str): the growth schedule, one of GROWTH
+        epochs (int): the run's length in epochs, > 0
+        base (int | None): persons onboarded at epoch 0 (None: all of them)
+        major_delta_threshold (int): M: new hidden queries a delta needs before it is published, >= 0
     """
-    def __init__(self, corpus, schedule: str, epochs: int, base: int|None, major_delta_threshold: int):
+    def __init__(self,
+                 corpus,                      # the Corpus: its persons, hidden events and probes
+                 schedule: str,               # the growth schedule, one of GROWTH
+                 epochs: int,                 # the run's length in epochs, > 0
+                 base: int|None,              # persons onboarded at epoch 0 (None: all of them)
+                 major_delta_threshold: int,  # M: new hidden queries a delta needs before it is published, >= 0
+                 ):
         self.persons = Public(corpus, 0).persons
         self.index = {p: i for i, p in enumerate(self.persons)}
         self.hidden = corpus.hidden_events
@@ -94,12 +104,14 @@ class Frontier:
         return True
 
 # %% ../../nbs/81b_headroom.ipynb #36b57948
-def pool_evaluator(ev, pool: list):
+def pool_evaluator(ev,          # the Evaluator over the whole corpus
+                   pool: list,  # the hidden query events packs may draw (the active frontier)
+                   ):
     """The evaluator with its packs drawn from `pool` (the active frontier), sharing the corpus's indexes and every cache.
 
     Args:
-        ev
-        pool (list)
+        ev: the Evaluator over the whole corpus
+        pool (list): the hidden query events packs may draw (the active frontier)
     """
     if len(pool) == len(ev.corpus.hidden_events): return ev
     corpus = copy.copy(ev.corpus)                  # the same events and root: seeds, caches and rankings stay valid
@@ -109,12 +121,14 @@ def pool_evaluator(ev, pool: list):
     return view
 
 # %% ../../nbs/81b_headroom.ipynb #3914d2b3
-def improves(before, after) -> bool:
+def improves(before,  # one query's QueryMetrics on the parent state
+             after,   # the same query's QueryMetrics on the child state
+             ) -> bool:
     """Whether a query's metrics rose: a higher nDCG@10 or a hit that was missed.
 
     Args:
-        before
-        after
+        before: one query's QueryMetrics on the parent state
+        after: the same query's QueryMetrics on the child state
     """
     hits = ("temporal_hit", "multi_hop_hit", "abstention_hit")
     return after.ndcg10 > before.ndcg10 or any(getattr(after, h) and not getattr(before, h) for h in hits)
@@ -123,29 +137,38 @@ HONEST_ORACLE = ("abstention", "temporal", "relation", "conflict", "evidence", "
 
 ORACLE = HONEST_ORACLE + ("false_stale",)   # and the adversarial lever, whose headroom is its own
 
-def lever_states(ev, parent, family: str, q: dict, rng: random.Random) -> list:
+def lever_states(ev,                # the Evaluator (its pipeline applies the patches)
+                 parent,            # the live state as a prepared ParentState
+                 family: str,       # a lever of LEVERS, e.g. "temporal" or "relation"
+                 q: dict,           # the hidden query event the lever aims at
+                 rng: random.Random,  # draws the drafts' free choices
+                 ) -> list:
     """The states the oracle tries for query `q` on `parent` (a prepared state): the lever aimed at its person, every lens type, or one atom.
 
     Args:
-        ev
-        parent
-        family (str)
-        q (dict)
-        rng (random.Random)
+        ev: the Evaluator (its pipeline applies the patches)
+        parent: the live state as a prepared ParentState
+        family (str): a lever of LEVERS, e.g. "temporal" or "relation"
+        q (dict): the hidden query event the lever aims at
+        rng (random.Random): draws the drafts' free choices
     """
     _, n, make = LEVERS[family]
     drafts = ([lens(Draft(parent.words, rng), edge_type=t) for t in sorted(EDGE_TYPES.values())] if family == "relation" else
               [make(Draft(parent.words, rng), [person_of(q["id"])] * n)])
     return [apply_to(parent, as_patch(parent.root, d.changes), ev.pipeline).words for d in drafts if d is not None]
 
-def headroom(ev, words, pool: list, levels=None) -> dict:
+def headroom(ev,             # the Evaluator
+             words,          # the live state's 1,024 words
+             pool: list,     # the active hidden query events
+             levels=None,    # the state's Merkle levels when known (None: computed)
+             ) -> dict:
     """Active hidden queries each lever could still improve on the live state: the oracle, which no miner has.
 
     Args:
-        ev
-        words
-        pool (list)
-        levels (default None)
+        ev: the Evaluator
+        words: the live state's 1,024 words
+        pool (list): the active hidden query events
+        levels (default None): the state's Merkle levels when known (None: computed)
     """
     rng, out, shared, parent = random.Random(0), {}, {}, prepare(words, levels)
     pv, before = ev.view(words), {}

@@ -148,59 +148,72 @@ class SimConfig:
         return cls(**{"quality_count": "screener", "aim": False} | {k: v for k, v in d.items() if k in {f.name for f in fields(cls)}})
 
 # %% ../../nbs/81c_loop.ipynb #ecc3f8d2
-def sim_hash(label: str, *parts: int) -> bytes:
+def sim_hash(label: str,   # what the hash stands for, e.g. "coretex simulate secret"
+             *parts: int,  # non-negative integers below 2**256 (seed, epoch, index)
+             ) -> bytes:
     """keccak256 of a label and integers: the simulator's deterministic stand-in for secrets, blocks and addresses.
 
     Args:
-        label (str)
-        *parts (int)
+        label (str): what the hash stands for, e.g. "coretex simulate secret"
+        *parts (int): non-negative integers below 2**256 (seed, epoch, index)
     """
     return keccak256(label.encode(), *(p.to_bytes(32, "big") for p in parts))
 
-def epoch_secret(seed: int, epoch: int) -> bytes:
+def epoch_secret(seed: int,   # the run's seed, >= 0
+                 epoch: int,  # the epoch, >= 1
+                 ) -> bytes:
     """The coordinator's secret for one epoch of a run.
 
     Args:
-        seed (int)
-        epoch (int)
+        seed (int): the run's seed, >= 0
+        epoch (int): the epoch, >= 1
     """
     return sim_hash("coretex simulate secret", seed, epoch)
 
-def future_blockhash(seed: int, epoch: int, n: int) -> bytes:
+def future_blockhash(seed: int,   # the run's seed, >= 0
+                     epoch: int,  # the epoch, >= 1
+                     n: int,      # the submission's place in the epoch, from 0
+                     ) -> bytes:
     """The blockhash the n-th submission of an epoch waits for, fixed by the run's seed.
 
     Args:
-        seed (int)
-        epoch (int)
-        n (int)
+        seed (int): the run's seed, >= 0
+        epoch (int): the epoch, >= 1
+        n (int): the submission's place in the epoch, from 0
     """
     return sim_hash("coretex simulate block", seed, epoch, n)
 
-def miner_address(seed: int, i: int) -> str:
+def miner_address(seed: int,  # the run's seed, >= 0
+                  i: int,     # the miner's index in the roster, from 0
+                  ) -> str:
     """Miner i's address in a run.
 
     Args:
-        seed (int)
-        i (int)
+        seed (int): the run's seed, >= 0
+        i (int): the miner's index in the roster, from 0
     """
     return to_hex(sim_hash("coretex simulate miner", seed, i)[:20])
 
-def make_miners(cfg: SimConfig) -> list:
+def make_miners(cfg: SimConfig,  # the run (its seed and population)
+                ) -> list:
     """The run's miners: the population's identities, each with its own random stream.
 
     Args:
-        cfg (SimConfig)
+        cfg (SimConfig): the run (its seed and population)
     """
     return [Miner(miner_address(cfg.seed, i), s, random.Random(sim_hash("coretex simulate rng", cfg.seed, i)), tier)
             for i, (s, tier) in enumerate(roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies))]
 
-def make_world(ev, cfg: SimConfig, public: Public) -> World:
+def make_world(ev,              # the Evaluator (its corpus's train_visible queries)
+               cfg: SimConfig,  # the run (seed, public_queries, families, candidates, aim)
+               public: Public,  # the public corpus miners see
+               ) -> World:
     """What miners see at genesis: the public corpus and the greedy miner's public pack drawn from the seed.
 
     Args:
-        ev
-        cfg (SimConfig)
-        public (Public)
+        ev: the Evaluator (its corpus's train_visible queries)
+        cfg (SimConfig): the run (seed, public_queries, families, candidates, aim)
+        public (Public): the public corpus miners see
     """
     visible = ev.corpus.queries("train_visible")
     pack = random.Random(cfg.seed).sample(visible, min(cfg.public_queries, len(visible)))
@@ -211,16 +224,20 @@ SCREEN_FLOOR = "gate-acceptance-floor:structural_validity_below_floor"
 
 SCREEN_SAME = "gate-acceptance-floor:no_retrieval_improvement"
 
-def screen(ev, parent, child, pool: list) -> str|None:
+def screen(ev,          # the Evaluator (its profile and state views)
+           parent,      # the live state's 1,024 words
+           child,       # the patched state's 1,024 words
+           pool: list,  # the hidden query events packs may draw
+           ) -> str|None:
     """The evaluator's REJECT reason when the child state alone decides it, else None. Exact: Gate checks the structural floor
     before anything else; and a child every pool query ranks and votes on as its parent, with no higher structural validity,
     has every pack's delta <= 0, below the screener threshold.
 
     Args:
-        ev
-        parent
-        child
-        pool (list)
+        ev: the Evaluator (its profile and state views)
+        parent: the live state's 1,024 words
+        child: the patched state's 1,024 words
+        pool (list): the hidden query events packs may draw
     """
     p, v, pv = ev.profile, ev.view(child), ev.view(parent)
     if v.structural_validity < p.floors.structural_floor: return SCREEN_FLOOR
@@ -252,33 +269,42 @@ class Submission:
     reason: str|None      # the refusal's code, the rejection's reason (`screened:` when a screen decided)
     gain_ppm: int|None    # the smaller pack delta, when both packs were accepted
 
-def screener_gain(rep) -> int:
+def screener_gain(rep,  # the evaluator's report on one patch (gate and confirm deltas, ppm)
+                  ) -> int:
     """The marginal gain of an evaluated patch: its smaller pack delta if both packs accepted it, else 0.
 
     Args:
-        rep
+        rep: the evaluator's report on one patch (gate and confirm deltas, ppm)
     """
     return min(rep.gate.delta_ppm, rep.confirm.delta_ppm) if rep.outcome != "REJECT" else 0
 
-def state_threshold(ev, threshold: int) -> int:
+def state_threshold(ev,              # the Evaluator (its profile's tolerance and variance, ppm)
+                    threshold: int,  # the epoch's minImprovementPpm
+                    ) -> int:
     """The gain an advance needs in an epoch at `threshold`: minImprovementPpm plus the profile's replay tolerance and variance.
 
     Args:
-        ev
-        threshold (int)
+        ev: the Evaluator (its profile's tolerance and variance, ppm)
+        threshold (int): the epoch's minImprovementPpm
     """
     return threshold + ev.profile.replay_tolerance_ppm + ev.profile.production_variance_ppm
 
-def live_step(words, data: bytes, miner: str, gain: int, threshold: int, passes_since_advance: int = 0):
+def live_step(words,                         # the live state's 1,024 words
+              data: bytes,                   # the encoded patch
+              miner: str,                    # its miner's 0x address
+              gain: int,                     # its gain, ppm (the smaller pack delta)
+              threshold: int,                # the gain it must reach, ppm
+              passes_since_advance: int = 0, # screener passes since the last advance (the work-unit curve)
+              ):
     """The live lane on one patch that must gain at least `threshold`: its LiveEpochOutput.
 
     Args:
-        words
-        data (bytes)
-        miner (str)
-        gain (int)
-        threshold (int)
-        passes_since_advance (int, default 0)
+        words: the live state's 1,024 words
+        data (bytes): the encoded patch
+        miner (str): its miner's 0x address
+        gain (int): its gain, ppm (the smaller pack delta)
+        threshold (int): the gain it must reach, ppm
+        passes_since_advance (int, default 0): screener passes since the last advance (the work-unit curve)
     """
     item = EpochPatch(decode_patch(data), data, gain, lambda current, p: gain, miner)
     return advance_epoch_state(words, [item], threshold - 1, RewardOptions(passes_since_advance, policy_atoms_mode=True))
@@ -289,21 +315,21 @@ class EpochRecord:
     """One epoch of a run, as the trajectory keeps it.
 
     Attributes:
-        epoch (int)
+        epoch (int): the epoch, from 1
         threshold_ppm (int): minImprovementPpm in force
         next_threshold_ppm (int): what the controller set for the next epoch
         controller_reason (str): the controller's branch
-        target_advances (float)
+        target_advances (float): the controller's target state advances per epoch
         advances (int): state advances in the epoch
         screener_passes (int): submissions both packs accepted, advanced or not
         quality_attempts (int): the quality attempts the controller read (SimConfig.quality_count)
-        submissions (int)
+        submissions (int): proposals submitted (every outcome)
         outcomes (dict): outcome -> count
         audit_ppm (int): the live state's composite on the fixed audit pack at the epoch's end
         state_root (str): the live root at the epoch's end
-        work_units_by_strategy (dict)
+        work_units_by_strategy (dict): strategy -> work units (bps) earned in the epoch
         rewards_by_strategy (dict): claim base + merge bonus, BOTCOIN base units
-        bonus_by_strategy (dict)
+        bonus_by_strategy (dict): strategy -> merge bonus, BOTCOIN base units
         evaluations (int): evaluator calls on hidden packs
         screened (int): submissions a screen rejected without the evaluator
         by_strategy (dict): strategy -> [submissions, screener passes, advances]
@@ -314,23 +340,23 @@ class EpochRecord:
         major_delta (bool): a delta was published at the epoch's start (baseline recomputed; the controller under grace)
         baseline_ppm (int | None): the live state's composite on the whole pool, when the baseline was recomputed
         headroom (dict): lever -> active hidden queries it could still improve when the epoch opened (the oracle)
-        seconds (float)
+        seconds (float): wall time of the epoch
     """
-    epoch: int
+    epoch: int                  # the epoch, from 1
     threshold_ppm: int          # minImprovementPpm in force
     next_threshold_ppm: int     # what the controller set for the next epoch
     controller_reason: str      # the controller's branch
-    target_advances: float
+    target_advances: float      # the controller's target state advances per epoch
     advances: int               # state advances in the epoch
     screener_passes: int        # submissions both packs accepted, advanced or not
     quality_attempts: int       # the quality attempts the controller read (SimConfig.quality_count)
-    submissions: int
+    submissions: int            # proposals submitted (every outcome)
     outcomes: dict              # outcome -> count
     audit_ppm: int              # the live state's composite on the fixed audit pack at the epoch's end
     state_root: str             # the live root at the epoch's end
-    work_units_by_strategy: dict
+    work_units_by_strategy: dict  # strategy -> work units (bps) earned in the epoch
     rewards_by_strategy: dict   # claim base + merge bonus, BOTCOIN base units
-    bonus_by_strategy: dict
+    bonus_by_strategy: dict     # strategy -> merge bonus, BOTCOIN base units
     evaluations: int            # evaluator calls on hidden packs
     screened: int               # submissions a screen rejected without the evaluator
     by_strategy: dict           # strategy -> [submissions, screener passes, advances]
@@ -341,28 +367,31 @@ class EpochRecord:
     major_delta: bool           # a delta was published at the epoch's start (baseline recomputed; the controller under grace)
     baseline_ppm: int|None      # the live state's composite on the whole pool, when the baseline was recomputed
     headroom: dict              # lever -> active hidden queries it could still improve when the epoch opened (the oracle)
-    seconds: float
+    seconds: float              # wall time of the epoch
 
     def to_json(self) -> dict: return asdict(self)
     @classmethod
     def from_json(cls, d: dict) -> "EpochRecord": return cls(**d)
 
-def by_strategy(miners: list, amounts: dict) -> dict:
+def by_strategy(miners: list,   # the run's Miners
+                amounts: dict,  # miner address -> amount (missing: 0)
+                ) -> dict:
     """Per-miner amounts summed by strategy (every strategy present, zero if it earned nothing).
 
     Args:
-        miners (list)
-        amounts (dict)
+        miners (list): the run's Miners
+        amounts (dict): miner address -> amount (missing: 0)
     """
     out = dict.fromkeys(sorted({m.strategy for m in miners}), 0)
     for m in miners: out[m.strategy] += amounts.get(m.address, 0)
     return out
 
-def epoch_rewards(fin) -> tuple:
+def epoch_rewards(fin,  # a finalized epoch (its leaves and claim bases)
+                  ) -> tuple:
     """(claim base + bonus, bonus) by miner of a finalized epoch.
 
     Args:
-        fin
+        fin: a finalized epoch (its leaves and claim bases)
     """
     bonus = {l["miner"]: l["bonus_botcoin"] for l in fin.leaves}
     bases = {c["miner"]: c["claim_base"] for c in fin.claim_bases}
@@ -371,13 +400,16 @@ def epoch_rewards(fin) -> tuple:
 # %% ../../nbs/81c_loop.ipynb #12292fdc
 ORACLE_OF = {"temporal2": "temporal", "mixed": "temporal", **{f: f for f in ORACLE}}   # family -> the oracle's lever whose headroom it draws on
 
-def check_frontier(corpus, cfg: SimConfig, profile) -> Frontier:
+def check_frontier(corpus,          # the Corpus
+                   cfg: SimConfig,  # the run (growth, epochs, base_persons, major_delta_threshold)
+                   profile,         # the evaluator's profile (pack size, quotas, disabled families)
+                   ) -> Frontier:
     """The run's frontier; a SimError if its first pool cannot fill a pack (checked before any model loads).
 
     Args:
-        corpus
-        cfg (SimConfig)
-        profile
+        corpus: the Corpus
+        cfg (SimConfig): the run (growth, epochs, base_persons, major_delta_threshold)
+        profile: the evaluator's profile (pack size, quotas, disabled families)
     """
     fr, p = Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold), profile
     try: draw_pack(bytes(32), 0, fr.pool, p.pack_size, p.quotas, p.disabled_families)
@@ -388,12 +420,17 @@ class Simulation:
     """A network run on one evaluator: the live state, the frontier, the threshold and the miners, one epoch at a time.
 
     Args:
-        ev (Evaluator)
-        cfg (SimConfig)
-        observe (default None)
-        coordinator (default None)
+        ev (Evaluator): the evaluator judging every proposal (its corpus is the run's)
+        cfg (SimConfig): the run
+        observe (default None): observe(words, patch, blockhash, secret, epoch, report, seconds), or None
+        coordinator (default None): a coordinator whose store receives each evaluation (a static run only), or None
     """
-    def __init__(self, ev: Evaluator, cfg: SimConfig, observe=None, coordinator=None):
+    def __init__(self,
+                 ev: Evaluator,     # the evaluator judging every proposal (its corpus is the run's)
+                 cfg: SimConfig,    # the run
+                 observe=None,      # observe(words, patch, blockhash, secret, epoch, report, seconds), or None
+                 coordinator=None,  # a coordinator whose store receives each evaluation (a static run only), or None
+                 ):
         self.ev_all, self.cfg, self.coordinator = ev, cfg, coordinator
         self.observe = observe   # observe(words, patch, blockhash, secret, epoch, report, seconds) after every evaluation
         self.public = Public(ev.corpus)
@@ -531,11 +568,12 @@ def quality_attempts(count: str,             # QUALITY_COUNTS: "honest" or "scre
     return honest_proposals if count == "honest" else screener_passes
 
 # %% ../../nbs/81c_loop.ipynb #cbdd8953
-def run_epoch(sim: Simulation) -> EpochRecord:
+def run_epoch(sim: Simulation,  # the run, at its next epoch; moved on one epoch
+              ) -> EpochRecord:
     """Run the next epoch: publish the frontier's growth, submissions in turn on the live state, then finalization and the controller.
 
     Args:
-        sim (Simulation)
+        sim (Simulation): the run, at its next epoch; moved on one epoch
     """
     e, cfg, t0, evals, screened = sim.next_epoch, sim.cfg, time.perf_counter(), sim.evaluations, sim.screened
     major = sim.frontier.step(e)
@@ -575,25 +613,30 @@ def run_epoch(sim: Simulation) -> EpochRecord:
     return rec
 
 # %% ../../nbs/81c_loop.ipynb #f5e48d62
-def checkpoint(sim: Simulation, lines: dict) -> dict:
+def checkpoint(sim: Simulation,  # the run between epochs
+               lines: dict,      # journal name ("verdicts", "samples") -> lines written
+               ) -> dict:
     """What the next epoch of `sim` needs, as JSON (`lines`: how many lines each journal file holds).
 
     Args:
-        sim (Simulation)
-        lines (dict)
+        sim (Simulation): the run between epochs
+        lines (dict): journal name ("verdicts", "samples") -> lines written
     """
     return {"next_epoch": sim.next_epoch, "words": [hex(w) for w in sim.words], "threshold": sim.threshold,
             "evaluations": sim.evaluations, "screened": sim.screened, "published": sim.frontier.published,
             "advances": [[a, d.hex()] for a, d in sim.world.advances], "lines": lines,
             "miners": [[m.rng.getstate(), m.memory] for m in sim.miners]}
 
-def restore(sim: Simulation, d: dict, verdicts: list) -> None:
+def restore(sim: Simulation,  # a fresh run of the same configuration; changed in place
+            d: dict,          # the checkpoint, as `checkpoint` wrote it
+            verdicts: list,   # the journal's [dedupKey hex, verdict] lines
+            ) -> None:
     """Put `sim` where a checkpoint left it (`verdicts`: the (dedupKey hex, verdict) lines it had written).
 
     Args:
-        sim (Simulation)
-        d (dict)
-        verdicts (list)
+        sim (Simulation): a fresh run of the same configuration; changed in place
+        d (dict): the checkpoint, as `checkpoint` wrote it
+        verdicts (list): the journal's [dedupKey hex, verdict] lines
     """
     sim.next_epoch, sim.threshold, sim.evaluations, sim.screened = d["next_epoch"], d["threshold"], d["evaluations"], d["screened"]
     sim.verdicts = {bytes.fromhex(k): v for k, v in verdicts}
@@ -607,23 +650,26 @@ def restore(sim: Simulation, d: dict, verdicts: list) -> None:
 
 JOURNALS = ("verdicts", "samples")   # files appended after every epoch: the dedup verdicts and the response-curve samples
 
-def read_jsonl(path, limit: int|None = None) -> list:
+def read_jsonl(path,                    # a .jsonl file (str or Path; may be missing)
+               limit: int|None = None,  # keep only the first this many lines (None: all)
+               ) -> list:
     """The JSON lines of a file (its first `limit`), [] if it is missing.
 
     Args:
-        path
-        limit (int | None, default None)
+        path: a .jsonl file (str or Path; may be missing)
+        limit (int | None, default None): keep only the first this many lines (None: all)
     """
     try:
         with open(path) as f: rows = [json.loads(l) for l in f if l.strip()]
     except FileNotFoundError: return []
     return rows if limit is None else rows[:limit]
 
-def read_trajectory(folder) -> list:
+def read_trajectory(folder,  # a run's folder holding trajectory.jsonl (str or Path)
+                    ) -> list:
     """The EpochRecords of a run's folder, in order.
 
     Args:
-        folder
+        folder: a run's folder holding trajectory.jsonl (str or Path)
     """
     return [EpochRecord.from_json(d) for d in read_jsonl(Path(folder) / "trajectory.jsonl")]
 
@@ -631,10 +677,13 @@ class Trajectory:
     """A run's folder: config.json; trajectory.jsonl (one line per epoch), verdicts.jsonl and samples.jsonl, synced as written; checkpoint.json.
 
     Args:
-        folder
-        cfg (SimConfig)
+        folder: the run's folder (str or Path), created if missing
+        cfg (SimConfig): the run written there
     """
-    def __init__(self, folder, cfg: SimConfig):
+    def __init__(self,
+                 folder,          # the run's folder (str or Path), created if missing
+                 cfg: SimConfig,  # the run written there
+                 ):
         self.folder, self.cfg, self.files, self.lines = Path(folder), cfg, {}, dict.fromkeys(JOURNALS, 0)
         self.folder.mkdir(parents=True, exist_ok=True)
 
@@ -686,14 +735,14 @@ class SimRun:
     """A finished run: its configuration, its epochs, its response-curve samples, and what this call spent on them.
 
     Attributes:
-        config (SimConfig)
+        config (SimConfig): the run's configuration
         records (list): EpochRecord per epoch, from the first (a resumed run's included)
         seconds (float): wall time of the epochs this call ran
         evaluations (int): evaluator calls on hidden packs in this call
         screened (int, default 0): submissions decided by a screen in this call
         samples (list, default field(default_factory=list)): [epoch, strategy, family, gain or None, oracle units, candidates] per judged submission
     """
-    config: SimConfig
+    config: SimConfig    # the run's configuration
     records: list        # EpochRecord per epoch, from the first (a resumed run's included)
     seconds: float       # wall time of the epochs this call ran
     evaluations: int     # evaluator calls on hidden packs in this call
@@ -744,12 +793,14 @@ def simulate(ev: Evaluator,            # the evaluator judging every proposal (i
     return SimRun(cfg, records, time.perf_counter() - t0, sim.evaluations - evals, sim.screened - screened, samples)
 
 # %% ../../nbs/81c_loop.ipynb #93347d1d
-def draw_run(records: list, path=None):
+def draw_run(records: list,  # a run's EpochRecords, in order
+             path=None,      # save a PNG here (None: only return the Figure)
+             ):
     """The trajectory's four panels as a matplotlib Figure, saved as a PNG at `path` if given.
 
     Args:
-        records (list)
-        path (default None)
+        records (list): a run's EpochRecords, in order
+        path (default None): save a PNG here (None: only return the Figure)
     """
     import matplotlib
     if path: matplotlib.use("Agg")

@@ -16,11 +16,12 @@ from .miners import roster
 from .headroom import HONEST_ORACLE
 
 # %% ../../nbs/81d_metrics.ipynb #7ca00385
-def longest_run(flags) -> int:
+def longest_run(flags,   # an iterable of truth values, e.g. one per epoch
+                ) -> int:
     """The longest run of consecutive true values.
 
     Args:
-        flags
+        flags: an iterable of truth values, e.g. one per epoch
     """
     best = cur = 0
     for f in flags:
@@ -28,64 +29,76 @@ def longest_run(flags) -> int:
         best = max(best, cur)
     return best
 
-def gini(xs) -> float:
+def gini(xs,   # non-negative amounts, any order (e.g. credits per miner)
+         ) -> float:
     """The Gini coefficient of non-negative amounts: 0 when all are equal, toward 1 when one holds everything.
 
     Args:
-        xs
+        xs: non-negative amounts, any order (e.g. credits per miner)
     """
     xs = sorted(xs)
     n, s = len(xs), sum(xs)
     if n == 0 or s == 0: return 0.0
     return sum((2 * i - n + 1) * x for i, x in enumerate(xs)) / (n * s)
 
-def entropy_norm(counts: dict, k: int) -> float:
+def entropy_norm(counts: dict,   # category -> count (>= 0)
+                 k: int,          # how many categories there could be; < 2 gives 0.0
+                 ) -> float:
     """Shannon entropy of the shares in `counts` over `k` categories, divided by log2 k (0 with nothing counted).
 
     Args:
-        counts (dict)
-        k (int)
+        counts (dict): category -> count (>= 0)
+        k (int): how many categories there could be; < 2 gives 0.0
     """
     total = sum(counts.values())
     if not total or k < 2: return 0.0
     return -sum(c / total * math.log2(c / total) for c in counts.values() if c) / math.log2(k) + 0.0   # + 0.0: never -0.0
 
 # %% ../../nbs/81d_metrics.ipynb #e660b736
-def acceptance(records: list, strategy: str) -> tuple:
+def acceptance(records: list,   # a run's EpochRecords
+               strategy: str,   # a miner strategy, e.g. "random" or "hillclimb"
+               ) -> tuple:
     """(advances, submissions) of one strategy over a run.
 
     Args:
-        records (list)
-        strategy (str)
+        records (list): a run's EpochRecords
+        strategy (str): a miner strategy, e.g. "random" or "hillclimb"
     """
     rows = [r.by_strategy.get(strategy, (0, 0, 0)) for r in records]
     return sum(r[2] for r in rows), sum(r[0] for r in rows)
 
-def windows(records: list, size: int) -> list:
+def windows(records: list,   # a run's EpochRecords (any list)
+            size: int,       # epochs per window, >= 1; a last partial window is dropped
+            ) -> list:
     """Consecutive, complete windows of `size` epochs.
 
     Args:
-        records (list)
-        size (int)
+        records (list): a run's EpochRecords (any list)
+        size (int): epochs per window, >= 1; a last partial window is dropped
     """
     return [records[i:i + size] for i in range(0, len(records) - size + 1, size)]
 
-def credit_shares(records: list, min_events: int = 1) -> list:
+def credit_shares(records: list,      # a run's EpochRecords
+                  min_events: int = 1,  # skip epochs with fewer credited miners than this
+                  ) -> list:
     """The largest single miner's share of each epoch's credits, over epochs with at least `min_events` credited miners.
 
     Args:
-        records (list)
-        min_events (int, default 1)
+        records (list): a run's EpochRecords
+        min_events (int, default 1): skip epochs with fewer credited miners than this
     """
     return [max(c.values()) / sum(c.values()) for r in records if len(c := r.credits) >= min_events and sum(c.values())]
 
-def window_ginis(records: list, miners: int, size: int = 50) -> list:
+def window_ginis(records: list,   # a run's EpochRecords
+                 miners: int,     # the population size (miners 0..miners-1, uncredited ones count as 0)
+                 size: int = 50,  # epochs per window
+                 ) -> list:
     """The Gini of the credit totals of all `miners` (zeros included) over each `size`-epoch window.
 
     Args:
-        records (list)
-        miners (int)
-        size (int, default 50)
+        records (list): a run's EpochRecords
+        miners (int): the population size (miners 0..miners-1, uncredited ones count as 0)
+        size (int, default 50): epochs per window
     """
     out = []
     for win in windows(records, size):
@@ -94,14 +107,18 @@ def window_ginis(records: list, miners: int, size: int = 50) -> list:
         out.append(gini([tot.get(i, 0) for i in range(miners)]))
     return out
 
-def equal_skill_gini(records: list, miners: int, size: int = 50, seed: int = 0) -> float:
+def equal_skill_gini(records: list,   # a run's EpochRecords
+                     miners: int,     # the population size the events are redrawn over
+                     size: int = 50,  # epochs per window
+                     seed: int = 0,   # seed of the uniform redraw
+                     ) -> float:
     """The mean window Gini if each credited event had gone to a miner drawn uniformly: the floor sparse credits alone set.
 
     Args:
-        records (list)
-        miners (int)
-        size (int, default 50)
-        seed (int, default 0)
+        records (list): a run's EpochRecords
+        miners (int): the population size the events are redrawn over
+        size (int, default 50): epochs per window
+        seed (int, default 0): seed of the uniform redraw
     """
     rng, out = random.Random(seed), []
     for win in windows(records, size):
@@ -110,12 +127,14 @@ def equal_skill_gini(records: list, miners: int, size: int = 50, seed: int = 0) 
     return sum(out) / len(out) if out else 0.0
 
 # %% ../../nbs/81d_metrics.ipynb #a96f83be
-def run_metrics(records: list, cfg) -> dict:
+def run_metrics(records: list,   # one seed's EpochRecords, in epoch order (at least one)
+                cfg,             # the SimConfig it ran under
+                ) -> dict:
     """The protocol's measures of one run (one seed), as the reference's Monte Carlo instrument and the reducer's targets define them.
 
     Args:
-        records (list)
-        cfg
+        records (list): one seed's EpochRecords, in epoch order (at least one)
+        cfg: the SimConfig it ran under
     """
     E, target = len(records), cfg.target_advances
     floor, ceiling = clamp_window(cfg.min_clamp_ppm, cfg.max_clamp_ppm)
@@ -161,11 +180,12 @@ WORST_IS_MAX = ("longest_drought", "epochs_at_floor", "epochs_at_floor_while_dry
                 "plateau_onset", "random_acceptance", "hillclimb_acceptance", "adversarial_advances", "mean_distance_from_target",
                 "max_miner_share", "epochs_over_25pct", "max_miner_share_busy", "gini_50", "gini_50_max", "operation_reuse_rate", "seconds")
 
-def aggregate(per_seed: list) -> dict:
+def aggregate(per_seed: list,   # one run_metrics dict per seed (at least one)
+              ) -> dict:
     """Mean and worst of each numeric measure over seeds: {measure: (mean, worst)}.
 
     Args:
-        per_seed (list)
+        per_seed (list): one run_metrics dict per seed (at least one)
     """
     out = {}
     for k in per_seed[0]:
@@ -187,11 +207,12 @@ TABLE = (  # (measure, how the table names it, digits)
     ("evaluations", "evaluations", 0), ("screened", "screened", 0),
 )
 
-def metrics_table(columns: dict) -> str:
+def metrics_table(columns: dict,   # column name -> [run_metrics dict of each seed]
+                  ) -> str:
     """A markdown table: one row per measure, for each column (a name -> per-seed measures) its mean and worst over seeds.
 
     Args:
-        columns (dict)
+        columns (dict): column name -> [run_metrics dict of each seed]
     """
     aggs = {name: aggregate(ms) for name, ms in columns.items()}
     fmt = lambda v, d: "-" if v is None else f"{v:,.{d}f}"

@@ -31,11 +31,12 @@ TEMPORAL_SLOTS = range(0, 128)               # slots a temporal record may point
 
 ANCHOR_SLOTS, CONFLICT_ANCHORS, EVIDENCE_ANCHORS = range(128, 224), range(224, 240), range(240, 256)
 
-def cells(region: str) -> range:
+def cells(region: str,  # an r5 region name, e.g. "memoryIndex", "temporal", "relations"
+          ) -> range:
     """The cells of an r5 region.
 
     Args:
-        region (str)
+        region (str): an r5 region name, e.g. "memoryIndex", "temporal", "relations"
     """
     lo, hi = R5[region]
     return range(lo, hi + 1)
@@ -44,10 +45,13 @@ class Draft:
     """A patch being built on the live state; free cells are drawn at random, so a retry is a new patch.
 
     Args:
-        words
-        rng (random.Random)
+        words: the live state's 1,024 words (read, never written)
+        rng (random.Random): draws the free cells
     """
-    def __init__(self, words, rng: random.Random):
+    def __init__(self,
+                 words,               # the live state's 1,024 words (read, never written)
+                 rng: random.Random,  # draws the free cells
+                 ):
         self.words, self.rng, self.changes = words, rng, {}
 
     def cell(self, candidates) -> int|None:
@@ -81,47 +85,58 @@ class Draft:
 
 PATCH_TYPES = (0x02, 0x03, 0x04, 0x07)   # MemoryIndex, Temporal, Relations, POLICY_UPDATE: the narrow types of r5
 
-def as_patch(root: bytes, changes: dict) -> bytes:
+def as_patch(root: bytes,    # the parent state's 32-byte root
+             changes: dict,  # cell index -> new word
+             ) -> bytes:
     """Wire bytes of `changes` on `root`, in the narrowest patch type that holds every cell (MIXED otherwise).
 
     Args:
-        root (bytes)
-        changes (dict)
+        root (bytes): the parent state's 32-byte root
+        changes (dict): cell index -> new word
     """
     t = next((t for t in PATCH_TYPES if all(TYPE_RANGES[t][0] <= c <= TYPE_RANGES[t][1] for c in changes)), 0xFF)
     return make_patch(root, changes, t)
 
 # %% ../../nbs/81a_miners.ipynb #433df3d2
-def abstention_atom(d: Draft, person=None):
+def abstention_atom(d: Draft,     # the patch being built; written in place
+                    person=None,  # unused: the atom is shared by every query (a lever's common signature)
+                    ):
     """One abstain-on-missing-evidence atom (1 word): abstain when no public evidence path reaches the query.
 
     Args:
-        d (Draft)
-        person (default None)
+        d (Draft): the patch being built; written in place
+        person (default None): unused: the atom is shared by every query (a lever's common signature)
     """
     return d.put(d.cell(cells("policyAbstention")), encode_atom("missing_evidence", "no_public_evidence_path", "abstain", "entity",
                                                               TARGET_NONE, flags=REQUIRE_NO_EVIDENCE_PATH))
 
-def lens(d: Draft, person=None, edge_type: str|None = None, weight: int = 0x8000):
+def lens(d: Draft,                    # the patch being built; written in place
+         person=None,                 # unused: a lens is shared by every query
+         edge_type: str|None = None,  # an EDGE_TYPES name (None: drawn at random)
+         weight: int = 0x8000,        # the relation's 16-bit weight, 0..0xFFFF
+         ):
     """One category lens (a relation entry with no endpoints, 1 word) of `edge_type` (random if None).
 
     Args:
-        d (Draft)
-        person (default None)
-        edge_type (str | None, default None)
-        weight (int, default 32768)
+        d (Draft): the patch being built; written in place
+        person (default None): unused: a lens is shared by every query
+        edge_type (str | None, default None): an EDGE_TYPES name (None: drawn at random)
+        weight (int, default 32768): the relation's 16-bit weight, 0..0xFFFF
     """
     return d.put(d.cell(cells("relations")), encode_relation(edge_type or d.rng.choice(sorted(EDGE_TYPES.values())), weight))
 
-def temporal_unit(d: Draft, person: str, shape: str = "current"):
+def temporal_unit(d: Draft,              # the patch being built; written in place
+                  person: str,           # the person aimed at, e.g. "p000123"
+                  shape: str = "current",  # "current" (2 words) or "pair" (3 words)
+                  ):
     """The person's employer supersession compiled into the substrate from its public memory events.
     current: a slot on mem_<p>_org_new and a temporal record marking it current (2 words);
     pair: a revoked slot on org_old, a slot on org_new and a record marking org_old stale, superseded by it (3 words).
 
     Args:
-        d (Draft)
-        person (str)
-        shape (str, default 'current')
+        d (Draft): the patch being built; written in place
+        person (str): the person aimed at, e.g. "p000123"
+        shape (str, default 'current'): "current" (2 words) or "pair" (3 words)
     """
     new = d.slot(TEMPORAL_SLOTS)
     if new is None or d.put(MEMORY0 + new, encode_memory_slot(f"mem_{person}_org_new", "temporal")) is None: return None
@@ -131,46 +146,54 @@ def temporal_unit(d: Draft, person: str, shape: str = "current"):
     d.put(MEMORY0 + old, encode_memory_slot(f"mem_{person}_org_old", "temporal", revoked=True))
     return d.put(d.cell(cells("temporal")), encode_temporal(old, superseded_by=new, current_stale=True))
 
-def conflict_atom(d: Draft, person: str):
+def conflict_atom(d: Draft,     # the patch being built; written in place
+                  person: str,  # the person aimed at, e.g. "p000123"
+                  ):
     """A policy-anchor slot on the person's project-cancelled memory and a conflict_lifecycle boost atom on it (2 words).
 
     Args:
-        d (Draft)
-        person (str)
+        d (Draft): the patch being built; written in place
+        person (str): the person aimed at, e.g. "p000123"
     """
     s = d.slot(CONFLICT_ANCHORS)
     if s is None: return None
     d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_proj", "multi_hop_relation", policy_anchor=True))
     return d.put(d.cell(cells("policyConflict")), encode_atom("conflict_set_member", "contradicts_edge", "boost", "conflict_set", s, budget=300))
 
-def evidence_atom(d: Draft, person: str):
+def evidence_atom(d: Draft,     # the patch being built; written in place
+                  person: str,  # the person aimed at, e.g. "p000123"
+                  ):
     """A policy-anchor slot on the person's current-employer memory and an evidence_bundle atom on it (2 words).
 
     Args:
-        d (Draft)
-        person (str)
+        d (Draft): the patch being built; written in place
+        person (str): the person aimed at, e.g. "p000123"
     """
     s = d.slot(EVIDENCE_ANCHORS)
     if s is None: return None
     d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_org_new", "multi_hop_relation", policy_anchor=True))
     return d.put(d.cell(cells("policyEvidence")), encode_atom("relation_path_present", "support_in_degree", "bundle", "relation_path", s, budget=250))
 
-def anchored_slot(d: Draft, person: str):
+def anchored_slot(d: Draft,     # the patch being built; written in place
+                  person: str,  # the person aimed at, e.g. "p000123"
+                  ):
     """One policy-anchor slot on the person's city memory (1 word).
 
     Args:
-        d (Draft)
-        person (str)
+        d (Draft): the patch being built; written in place
+        person (str): the person aimed at, e.g. "p000123"
     """
     s = d.slot(ANCHOR_SLOTS)
     return None if s is None else d.put(MEMORY0 + s, encode_memory_slot(f"mem_{person}_city", "near_collision", policy_anchor=True))
 
-def false_stale(d: Draft, person: str):
+def false_stale(d: Draft,     # the patch being built; written in place
+                person: str,  # the person aimed at, e.g. "p000123"
+                ):
     """The adversarial lever: revoke the person's (true) city and role memories and mark both stale (4 words).
 
     Args:
-        d (Draft)
-        person (str)
+        d (Draft): the patch being built; written in place
+        person (str): the person aimed at, e.g. "p000123"
     """
     for key in ("city", "role"):
         s = d.slot(TEMPORAL_SLOTS)
@@ -194,15 +217,20 @@ LEVERS = {
 
 HONEST_FAMILIES = ("abstention", "temporal", "temporal2", "relation", "mixed", "conflict", "evidence", "anchor")
 
-def build(family: str, words, root: bytes, rng: random.Random, persons=()) -> bytes|None:
+def build(family: str,          # a LEVERS key, e.g. "temporal", "relation"
+          words,                # the live state's 1,024 words
+          root: bytes,          # its 32-byte root
+          rng: random.Random,   # draws the free cells
+          persons=(),           # the persons aimed at (as many as the lever needs: 0, 1 or 2)
+          ) -> bytes|None:
     """The wire bytes of one `family` lever aimed at `persons` on the live state, or None if the state has no room.
 
     Args:
-        family (str)
-        words
-        root (bytes)
-        rng (random.Random)
-        persons (default ())
+        family (str): a LEVERS key, e.g. "temporal", "relation"
+        words: the live state's 1,024 words
+        root (bytes): its 32-byte root
+        rng (random.Random): draws the free cells
+        persons (default ()): the persons aimed at (as many as the lever needs: 0, 1 or 2)
     """
     d = LEVERS[family][2](Draft(words, rng), list(persons))
     return as_patch(root, d.changes) if d is not None else None
@@ -210,11 +238,12 @@ def build(family: str, words, root: bytes, rng: random.Random, persons=()) -> by
 # %% ../../nbs/81a_miners.ipynb #190ba282
 PERSON = re.compile(r"(?:mem|q)_(p\d{6})_")
 
-def person_of(event_id: str) -> str|None:
+def person_of(event_id: str,  # a corpus event id, e.g. "mem_p000123_city" or "q_p000123_..."
+              ) -> str|None:
     """The person an event is about (`p000123`), None for an abstention probe or an organisation.
 
     Args:
-        event_id (str)
+        event_id (str): a corpus event id, e.g. "mem_p000123_city" or "q_p000123_..."
     """
     m = PERSON.match(event_id)
     return m and m.group(1)
@@ -223,10 +252,13 @@ class Public:
     """What a miner may read of the corpus: its persons in onboarding order, which of their queries are public, the public queries by family.
 
     Args:
-        corpus
-        sample (int, default 16)
+        corpus: the Corpus
+        sample (int, default 16): public queries per family a miner checks the live state on
     """
-    def __init__(self, corpus, sample: int = 16):
+    def __init__(self,
+                 corpus,           # the Corpus
+                 sample: int = 16, # public queries per family a miner checks the live state on
+                 ):
         self.persons = sorted({p for e in corpus.events if e["id"].startswith("mem_") and (p := person_of(e["id"]))})
         self.rank = {p: i for i, p in enumerate(self.persons)}
         visible = corpus.queries("train_visible")
@@ -275,13 +307,16 @@ class Public:
         return out
 
 # %% ../../nbs/81a_miners.ipynb #3b27ff5b
-def failing(ev, words, public: Public) -> set:
+def failing(ev,              # the Evaluator
+            words,           # the live state's 1,024 words
+            public: Public,  # the public corpus (its per-family sample)
+            ) -> set:
     """The query families with a public sample query the live state fails (nDCG below 1, or a probe that does not abstain).
 
     Args:
-        ev
-        words
-        public (Public)
+        ev: the Evaluator
+        words: the live state's 1,024 words
+        public (Public): the public corpus (its per-family sample)
     """
     out = set()
     for fam, qs in public.sample.items():
@@ -292,24 +327,29 @@ def failing(ev, words, public: Public) -> set:
 # %% ../../nbs/81a_miners.ipynb #c0a34b5c
 R5_TYPES = (0x02, 0x03, 0x04, 0x07, 0xFF)   # the patch types an r5 miner writes
 
-def random_writes(rng: random.Random, root: bytes) -> bytes:
+def random_writes(rng: random.Random,  # the miner's random stream
+                  root: bytes,         # the live state's 32-byte root
+                  ) -> bytes:
     """One to four random region-shaped words in cells of one random patch type.
 
     Args:
-        rng (random.Random)
-        root (bytes)
+        rng (random.Random): the miner's random stream
+        root (bytes): the live state's 32-byte root
     """
     ptype = rng.choice(R5_TYPES)
     lo, hi = TYPE_RANGES.get(ptype, (32, 895))
     return make_patch(root, {i: region_word(rng, i) for i in (rng.randint(lo, hi) for _ in range(rng.randint(1, 4)))}, ptype)
 
-def local_mutation(rng: random.Random, words, root: bytes) -> bytes:
+def local_mutation(rng: random.Random,  # the miner's random stream
+                   words,               # the live state's 1,024 words
+                   root: bytes,         # its 32-byte root
+                   ) -> bytes:
     """A hill-climber's step: one allowed bit flipped in one or two written cells of the live state (random writes on an empty one).
 
     Args:
-        rng (random.Random)
-        words
-        root (bytes)
+        rng (random.Random): the miner's random stream
+        words: the live state's 1,024 words
+        root (bytes): its 32-byte root
     """
     live = [i for i in range(MEMORY0, R5["temporal"][1] + 1) if words[i]]
     if not live: return random_writes(rng, root)
@@ -319,50 +359,66 @@ def local_mutation(rng: random.Random, words, root: bytes) -> bytes:
         out[i] = words[i] ^ (1 << bit)
     return as_patch(root, out)
 
-def spam(rng: random.Random, root: bytes) -> bytes:
+def spam(rng: random.Random,  # the miner's random stream
+         root: bytes,         # the live state's 32-byte root
+         ) -> bytes:
     """One abstention atom in a random one of 32 atom cells.
 
     Args:
-        rng (random.Random)
-        root (bytes)
+        rng (random.Random): the miner's random stream
+        root (bytes): the live state's 32-byte root
     """
     return abstention_patch(root, rng.randrange(32))
 
-def public_gain(ev, queries: list, words, data: bytes) -> int|None:
+def public_gain(ev,             # the Evaluator
+                queries: list,  # public query events to score on
+                words,          # the live state's 1,024 words
+                data: bytes,    # the patch's wire bytes
+                ) -> int|None:
     """The composite gain of a patch on public `queries` in ppm; None if the patch rules refuse it.
 
     Args:
-        ev
-        queries (list)
-        words
-        data (bytes)
+        ev: the Evaluator
+        queries (list): public query events to score on
+        words: the live state's 1,024 words
+        data (bytes): the patch's wire bytes
     """
     try: child = apply_patch(words, data, ev.pipeline)
     except PatchError: return None
     return score_state(ev, queries, child.words).ppm - score_state(ev, queries, words).ppm
 
-def anchor(rng: random.Random, root: bytes, memory_events: list) -> bytes:
+def anchor(rng: random.Random,   # the miner's random stream
+           root: bytes,          # the live state's 32-byte root
+           memory_events: list,  # (event id, family) of the public memory events (non-empty)
+           ) -> bytes:
     """A memory slot anchoring a random public memory event, in a random MemoryIndex cell.
 
     Args:
-        rng (random.Random)
-        root (bytes)
-        memory_events (list)
+        rng (random.Random): the miner's random stream
+        root (bytes): the live state's 32-byte root
+        memory_events (list): (event id, family) of the public memory events (non-empty)
     """
     event_id, family = rng.choice(memory_events)
     return make_patch(root, {rng.randint(*TYPE_RANGES[0x02]): encode_memory_slot(event_id, family)}, 0x02)
 
-def hill_climb(rng: random.Random, ev, queries: list, memory_events: list, words, root: bytes, candidates: int) -> bytes|None:
+def hill_climb(rng: random.Random,   # the miner's random stream
+               ev,                   # the Evaluator, for public scoring
+               queries: list,        # the public query events it scores on
+               memory_events: list,  # (event id, family) of the public memory events
+               words,                # the live state's 1,024 words
+               root: bytes,          # its 32-byte root
+               candidates: int,      # draws to try, >= 0
+               ) -> bytes|None:
     """The greedy miner: the best of `candidates` draws (anchor, spam, random writes) on public `queries`, if it gains there.
 
     Args:
-        rng (random.Random)
-        ev
-        queries (list)
-        memory_events (list)
-        words
-        root (bytes)
-        candidates (int)
+        rng (random.Random): the miner's random stream
+        ev: the Evaluator, for public scoring
+        queries (list): the public query events it scores on
+        memory_events (list): (event id, family) of the public memory events
+        words: the live state's 1,024 words
+        root (bytes): its 32-byte root
+        candidates (int): draws to try, >= 0
     """
     makers = (lambda: anchor(rng, root, memory_events), lambda: spam(rng, root), lambda: random_writes(rng, root))
     scored = [(g, d) for d in (rng.choice(makers)() for _ in range(candidates)) if (g := public_gain(ev, queries, words, d)) is not None]
@@ -370,12 +426,14 @@ def hill_climb(rng: random.Random, ev, queries: list, memory_events: list, words
     return best[1] if best[0] > 0 else None
 
 # %% ../../nbs/81a_miners.ipynb #bdc0d85f
-def family_of(public: Public, data: bytes) -> str|None:
+def family_of(public: Public,  # the public corpus (decodes memory slots to event ids)
+              data: bytes,     # a published patch's wire bytes
+              ) -> str|None:
     """The lever a published patch used, read from its cells (what a copycat can see); None if it is none of them.
 
     Args:
-        public (Public)
-        data (bytes)
+        public (Public): the public corpus (decodes memory slots to event ids)
+        data (bytes): a published patch's wire bytes
     """
     p = decode_patch(data)
     w = dict(zip(p.indices, p.new_words))
@@ -405,7 +463,7 @@ class World:
         ev (object): the evaluator, for the miner's own public scoring
         words (tuple): the live state
         root (bytes): its root
-        public (Public)
+        public (Public): the public corpus
         failing (set): query families with a failing public sample query
         advances (list): (miner address, patch bytes) of every advance so far, in order
         pack (list, default field(default_factory=list)): the public queries a greedy miner scores candidates on
@@ -416,7 +474,7 @@ class World:
     ev: object               # the evaluator, for the miner's own public scoring
     words: tuple             # the live state
     root: bytes              # its root
-    public: Public
+    public: Public           # the public corpus
     failing: set             # query families with a failing public sample query
     advances: list           # (miner address, patch bytes) of every advance so far, in order
     pack: list = field(default_factory=list)   # the public queries a greedy miner scores candidates on
@@ -429,16 +487,16 @@ class Miner:
     """A miner: its address, what it does, its skill tier, its own random stream and what it remembers.
 
     Attributes:
-        address (str)
-        strategy (str)
-        rng (random.Random)
-        tier (str, default 'medium')
+        address (str): its 0x address
+        strategy (str): one of KINDS
+        rng (random.Random): its own random stream
+        tier (str, default 'medium'): "weak", "medium" or "strong" (TIERS)
         memory (dict, default field(default_factory=dict)): JSON: persons tried on the live root; the strategic miner's gain estimates; the aiming miner's [trials, successes] per lever
     """
-    address: str
-    strategy: str
-    rng: random.Random
-    tier: str = "medium"
+    address: str             # its 0x address
+    strategy: str            # one of KINDS
+    rng: random.Random       # its own random stream
+    tier: str = "medium"     # "weak", "medium" or "strong" (TIERS)
     memory: dict = field(default_factory=dict)   # JSON: persons tried on the live root; the strategic miner's gain estimates; the aiming miner's [trials, successes] per lever
 
     def propose(self, w: World) -> tuple|None:
@@ -449,13 +507,16 @@ class Miner:
         """
         return PROPOSERS[self.strategy](self, w)
 
-def targets(m: Miner, w: World, family: str) -> list|None:
+def targets(m: Miner,     # the miner (its tier, stream and memory)
+            w: World,     # what it sees
+            family: str,  # a LEVERS key
+            ) -> list|None:
     """Persons a lever of `family` aims at, chosen by the miner's tier; None if there are not enough.
 
     Args:
-        m (Miner)
-        w (World)
-        family (str)
+        m (Miner): the miner (its tier, stream and memory)
+        w (World): what it sees
+        family (str): a LEVERS key
     """
     kind, n, _ = LEVERS[family]
     if n == 0: return []
@@ -472,12 +533,14 @@ def targets(m: Miner, w: World, family: str) -> list|None:
     if m.tier == "strong": m.memory["tried"] += picked
     return picked
 
-def honest(m: Miner, w: World) -> tuple|None:
+def honest(m: Miner,  # an honest miner
+           w: World,  # what it sees
+           ) -> tuple|None:
     """A lever of a family whose public queries the live state fails, aimed at persons whose query of it is not public.
 
     Args:
-        m (Miner)
-        w (World)
+        m (Miner): an honest miner
+        w (World): what it sees
     """
     fams = [f for f in w.families if LEVERS[f][0] in w.failing]
     if not fams: return None
@@ -488,24 +551,28 @@ def honest(m: Miner, w: World) -> tuple|None:
     data = None if ps is None else build(fam, w.words, w.root, m.rng, ps)
     return data and (fam, data)
 
-def copy_of(w: World, miner: str) -> bytes|None:
+def copy_of(w: World,    # what the copier sees (the advances so far)
+            miner: str,  # the copier's own address (its own advances are skipped)
+            ) -> bytes|None:
     """The latest patch another miner advanced with: its bytes while its parent is live, else its writes rebased onto the live root.
 
     Args:
-        w (World)
-        miner (str)
+        w (World): what the copier sees (the advances so far)
+        miner (str): the copier's own address (its own advances are skipped)
     """
     theirs = [d for a, d in w.advances if a != miner]
     if not theirs: return None
     p = decode_patch(theirs[-1])
     return theirs[-1] if p.parent_root == w.root else make_patch(w.root, dict(zip(p.indices, p.new_words)), p.patch_type)
 
-def copycat(m: Miner, w: World) -> tuple|None:
+def copycat(m: Miner,  # a copycat miner
+            w: World,  # what it sees
+            ) -> tuple|None:
     """The lever of the last advance another miner made, aimed at a new target; a plain copy when the lever is not one it knows.
 
     Args:
-        m (Miner)
-        w (World)
+        m (Miner): a copycat miner
+        w (World): what it sees
     """
     theirs = copy_of(w, m.address)
     if theirs is None: return None
@@ -518,13 +585,16 @@ def copycat(m: Miner, w: World) -> tuple|None:
 # %% ../../nbs/81a_miners.ipynb #17a21a6b
 STRATEGIC_MOVES = ("false_stale", "temporal", "relation", "conflict", "anchor", "abstention")
 
-def public_trial(m: Miner, w: World, move: str) -> int|None:
+def public_trial(m: Miner,   # the miner (its stream)
+                 w: World,   # what it sees
+                 move: str,  # a LEVERS key
+                 ) -> int|None:
     """The gain of `move` on one public query it aims at, built for that query's person (None if none is at hand).
 
     Args:
-        m (Miner)
-        w (World)
-        move (str)
+        m (Miner): the miner (its stream)
+        w (World): what it sees
+        move (str): a LEVERS key
     """
     kind, n, _ = LEVERS[move]
     qs = w.public.sample.get(kind, [])
@@ -533,12 +603,14 @@ def public_trial(m: Miner, w: World, move: str) -> int|None:
     data = build(move, w.words, w.root, m.rng, [person_of(q["id"])] * n)
     return None if data is None else public_gain(w.ev, [q], w.words, data)
 
-def strategic(m: Miner, w: World) -> tuple|None:
+def strategic(m: Miner,  # a strategic miner (its memory keeps the gain estimates)
+              w: World,  # what it sees
+              ) -> tuple|None:
     """A hill-climber on public scores: it tries levers on public queries, keeps each lever's mean gain, and aims the best at a new person.
 
     Args:
-        m (Miner)
-        w (World)
+        m (Miner): a strategic miner (its memory keeps the gain estimates)
+        w (World): what it sees
     """
     est = m.memory.setdefault("gain", {})
     for _ in range(w.candidates):
@@ -605,14 +677,18 @@ POPULATIONS = ("round-robin", "mixed-honest", "weak-rare-strong", "strong-burst"
 
 BURST_EVERY, BURST = 50, 3   # weak-rare-strong: every 50th epoch three strong honest proposals join (one per reference family)
 
-def roster(population: str, mix: tuple, miners: int, strategies: tuple) -> list:
+def roster(population: str,   # one of POPULATIONS
+           mix: tuple,        # (kind, proposals per epoch) pairs of a shaped population
+           miners: int,       # identities: round-robin's count, or tiers' honest miners
+           strategies: tuple, # round-robin: the strategies, assigned in turn (KINDS)
+           ) -> list:
     """(strategy, tier) of every miner identity a population has, in a fixed order.
 
     Args:
-        population (str)
-        mix (tuple)
-        miners (int)
-        strategies (tuple)
+        population (str): one of POPULATIONS
+        mix (tuple): (kind, proposals per epoch) pairs of a shaped population
+        miners (int): identities: round-robin's count, or tiers' honest miners
+        strategies (tuple): round-robin: the strategies, assigned in turn (KINDS)
     """
     if population == "round-robin": return [(strategies[i % len(strategies)], "medium") for i in range(miners)]
     out = []
@@ -628,31 +704,43 @@ def roster(population: str, mix: tuple, miners: int, strategies: tuple) -> list:
         else: out += [(kind, "medium")] * (4 * n if population == "adaptive-hillclimber" and kind == "hillclimb" else n)
     return out
 
-def slots(population: str, kind: str, n: int, epoch: int, epochs: int) -> int:
+def slots(population: str,  # one of POPULATIONS
+          kind: str,        # one of KINDS
+          n: int,           # its proposals per epoch in the mix
+          epoch: int,       # the epoch, 1..epochs
+          epochs: int,      # the run's length, > 0
+          ) -> int:
     """How many proposals of `kind` an epoch gets (the reference's population shapes).
 
     Args:
-        population (str)
-        kind (str)
-        n (int)
-        epoch (int)
-        epochs (int)
+        population (str): one of POPULATIONS
+        kind (str): one of KINDS
+        n (int): its proposals per epoch in the mix
+        epoch (int): the epoch, 1..epochs
+        epochs (int): the run's length, > 0
     """
     if population == "adaptive-hillclimber" and kind == "hillclimb": return n + (epoch * 3 * n) // epochs   # 6 -> 24
     if population == "strong-burst" and kind == "honest": return 2 * n
     return n
 
-def epoch_plan(population: str, mix: tuple, members: list, epoch: int, epochs: int, submissions: int, rng: random.Random) -> list:
+def epoch_plan(population: str,    # one of POPULATIONS
+               mix: tuple,         # (kind, proposals per epoch) pairs of a shaped population
+               members: list,      # the roster: (strategy, tier) per miner
+               epoch: int,         # the epoch, 1..epochs
+               epochs: int,        # the run's length, > 0
+               submissions: int,   # round-robin: submissions per epoch
+               rng: random.Random, # draws the tiers' picks and the order
+               ) -> list:
     """Indices into `members` of the miners submitting in `epoch`, in submission order.
 
     Args:
-        population (str)
-        mix (tuple)
-        members (list)
-        epoch (int)
-        epochs (int)
-        submissions (int)
-        rng (random.Random)
+        population (str): one of POPULATIONS
+        mix (tuple): (kind, proposals per epoch) pairs of a shaped population
+        members (list): the roster: (strategy, tier) per miner
+        epoch (int): the epoch, 1..epochs
+        epochs (int): the run's length, > 0
+        submissions (int): round-robin: submissions per epoch
+        rng (random.Random): draws the tiers' picks and the order
     """
     if population == "round-robin": return [(n + epoch) % len(members) for n in range(submissions)]
     effort = {t: e for t, _, e in TIERS}

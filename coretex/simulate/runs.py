@@ -39,11 +39,12 @@ class RunSpec:
 
 _CORPORA = {}   # spec -> Corpus, loaded once per process
 
-def corpus_of(spec: str):
+def corpus_of(spec: str,  # "embedded", "generated:<persons>[:<seed>]", or a production-corpus file or packed folder
+              ):
     """The corpus a spec names: the embedded one, a generated one of N persons (`generated:N[:seed]`), or a file (loaded once per process).
 
     Args:
-        spec (str)
+        spec (str): "embedded", "generated:<persons>[:<seed>]", or a production-corpus file or packed folder
     """
     if spec in _CORPORA: return _CORPORA[spec]
     if spec == "embedded":
@@ -61,11 +62,12 @@ def corpus_of(spec: str):
 
 _EVALUATORS = {}   # (corpus, reranker) -> Evaluator: one per process, so a Ray worker loads its models once for all its seeds
 
-def evaluator_for(spec: RunSpec):
+def evaluator_for(spec: RunSpec,  # names the corpus and the reranker
+                  ):
     """The evaluator of a spec, built once per process.
 
     Args:
-        spec (RunSpec)
+        spec (RunSpec): names the corpus and the reranker
     """
     key = (spec.corpus, spec.reranker)
     if key not in _EVALUATORS:
@@ -74,34 +76,41 @@ def evaluator_for(spec: RunSpec):
         _EVALUATORS[key] = Evaluator(corpus_of(spec.corpus), reranker=None if spec.reranker == "embedded" else make_reranker(spec.reranker, None))
     return _EVALUATORS[key]
 
-def seed_folder(out, seed: int) -> Path:
+def seed_folder(out,        # the run's folder (str or Path)
+                seed: int,  # the seed, 0..9999 for a four-digit name
+                ) -> Path:
     """A seed's folder in a run's folder: OUT/seed-NNNN.
 
     Args:
-        out
-        seed (int)
+        out: the run's folder (str or Path)
+        seed (int): the seed, 0..9999 for a four-digit name
     """
     return Path(out) / f"seed-{seed:04d}"
 
-def finished(folder, cfg: SimConfig) -> bool:
+def finished(folder,          # a seed's folder (str or Path; need not exist)
+             cfg: SimConfig,  # the configuration it should hold, seed included
+             ) -> bool:
     """Whether a seed's folder holds the whole run of `cfg`.
 
     Args:
-        folder
-        cfg (SimConfig)
+        folder: a seed's folder (str or Path; need not exist)
+        cfg (SimConfig): the configuration it should hold, seed included
     """
     try: point, saved = (json.loads((Path(folder) / n).read_text()) for n in ("checkpoint.json", "config.json"))
     except (OSError, ValueError): return False
     return saved == cfg.to_json() and point["next_epoch"] > cfg.epochs
 
 # %% ../../nbs/81f_runs.ipynb #5701a0c4
-def surrogate_seed(cfg: SimConfig, spec: RunSpec, folder: Path) -> None:
+def surrogate_seed(cfg: SimConfig,   # the seed's configuration
+                   spec: RunSpec,    # a surrogate spec: its calibration file and corpus
+                   folder: Path,     # the seed's folder, created if missing; its files are overwritten
+                   ) -> None:
     """A surrogate run of `cfg` written to `folder` (config.json, trajectory.jsonl, checkpoint.json): it takes milliseconds, so it is never resumed.
 
     Args:
-        cfg (SimConfig)
-        spec (RunSpec)
-        folder (Path)
+        cfg (SimConfig): the seed's configuration
+        spec (RunSpec): a surrogate spec: its calibration file and corpus
+        folder (Path): the seed's folder, created if missing; its files are overwritten
     """
     from coretex.simulate.surrogate import Calibration, surrogate_run
     cal = Calibration.from_json(json.loads(Path(spec.calibration).read_text()))
@@ -111,14 +120,18 @@ def surrogate_seed(cfg: SimConfig, spec: RunSpec, folder: Path) -> None:
     (folder / "trajectory.jsonl").write_text("".join(json.dumps(r.to_json(), sort_keys=True) + "\n" for r in records))
     (folder / "checkpoint.json").write_text(json.dumps({"next_epoch": cfg.epochs + 1}))
 
-def run_seed(cfg: SimConfig, spec: RunSpec, folder, on_epoch=None) -> dict:
+def run_seed(cfg: SimConfig,   # the seed's configuration
+             spec: RunSpec,    # corpus, reranker and mode
+             folder,           # the seed's folder (str or Path): resumed from its checkpoint when there is one
+             on_epoch=None,    # called with each in-loop EpochRecord as it lands (None: nothing)
+             ) -> dict:
     """Run (or finish) one seed in its folder: the wall and CPU seconds, evaluations and screened submissions of this call.
 
     Args:
-        cfg (SimConfig)
-        spec (RunSpec)
-        folder
-        on_epoch (default None)
+        cfg (SimConfig): the seed's configuration
+        spec (RunSpec): corpus, reranker and mode
+        folder: the seed's folder (str or Path): resumed from its checkpoint when there is one
+        on_epoch (default None): called with each in-loop EpochRecord as it lands (None: nothing)
     """
     folder, t, cpu = Path(folder), time.perf_counter(), time.process_time()
     done = lambda **kw: {"seed": cfg.seed, "seconds": time.perf_counter() - t, "cpu_seconds": time.process_time() - cpu,
@@ -130,11 +143,12 @@ def run_seed(cfg: SimConfig, spec: RunSpec, folder, on_epoch=None) -> dict:
     run = simulate(evaluator_for(spec), cfg, folder, resume=(folder / "checkpoint.json").exists(), on_epoch=on_epoch)
     return done(evaluations=run.evaluations, screened=run.screened)
 
-def epochs_written(folders: list) -> int:
+def epochs_written(folders: list,  # seed folders (str or Path); missing ones count 0
+                   ) -> int:
     """Trajectory lines written so far in `folders` (the progress of tasks running elsewhere).
 
     Args:
-        folders (list)
+        folders (list): seed folders (str or Path); missing ones count 0
     """
     n = 0
     for f in folders:
@@ -228,14 +242,18 @@ def run_tasks(tasks: list,             # (SimConfig, RunSpec, folder) of each se
             if started: ray.shutdown()
 
 # %% ../../nbs/81f_runs.ipynb #40ab404b
-def write_run(out, cfg: SimConfig, seeds: list, spec: RunSpec, **extra) -> None:
+def write_run(out,             # the run's folder (str or Path), created if missing
+              cfg: SimConfig,  # the configuration (its seed is left out)
+              seeds: list,     # the run's seeds (ints)
+              spec: RunSpec,   # corpus, reranker and mode
+              **extra) -> None:
     """run.json: the configuration (its seed aside), the seeds, the spec, coretex's version and when it ran.
 
     Args:
-        out
-        cfg (SimConfig)
-        seeds (list)
-        spec (RunSpec)
+        out: the run's folder (str or Path), created if missing
+        cfg (SimConfig): the configuration (its seed is left out)
+        seeds (list): the run's seeds (ints)
+        spec (RunSpec): corpus, reranker and mode
         **extra
     """
     from importlib.metadata import version
@@ -244,53 +262,65 @@ def write_run(out, cfg: SimConfig, seeds: list, spec: RunSpec, **extra) -> None:
            "coretex": version("coretex"), "written": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
     (out / "run.json").write_text(json.dumps(doc, indent=1) + "\n")
 
-def read_run(out) -> tuple:
+def read_run(out,  # a run folder holding run.json (str or Path)
+             ) -> tuple:
     """(configuration, seeds, spec) of a run folder.
 
     Args:
-        out
+        out: a run folder holding run.json (str or Path)
     """
     try: doc = json.loads((Path(out) / "run.json").read_text())
     except (OSError, ValueError) as e: raise SimError(f"no run in {out}: {e}") from None
     return SimConfig.from_json(doc["config"]), doc["seeds"], RunSpec(**doc["spec"])
 
-def check_same_run(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
+def check_same_run(out,             # the run folder (str or Path); a folder without run.json passes
+                   cfg: SimConfig,  # the configuration about to run (seed and epochs not compared)
+                   seeds: list,     # its seeds (not compared)
+                   spec: RunSpec,   # its spec, which must equal the folder's
+                   ) -> None:
     """Refuse a folder that holds another run (a longer one of the same configuration is the same run).
 
     Args:
-        out
-        cfg (SimConfig)
-        seeds (list)
-        spec (RunSpec)
+        out: the run folder (str or Path); a folder without run.json passes
+        cfg (SimConfig): the configuration about to run (seed and epochs not compared)
+        seeds (list): its seeds (not compared)
+        spec (RunSpec): its spec, which must equal the folder's
     """
     if not (Path(out) / "run.json").exists(): return
     old, _, old_spec = read_run(out)
     strip = lambda c: {k: v for k, v in c.to_json().items() if k not in ("seed", "epochs")}
     if strip(old) != strip(cfg) or old_spec != spec: raise SimError(f"{out} holds another run; choose a new --out")
 
-def run_seeds(cfg: SimConfig, seeds: list, out, spec: RunSpec = RunSpec(), workers: int = 0, address: str|None = None,
-              progress: bool = False) -> dict:
+def run_seeds(cfg: SimConfig,               # the configuration; each seed replaces its seed
+              seeds: list,                  # the seeds to run (ints, 0..9999)
+              out,                          # the run's folder (str or Path)
+              spec: RunSpec = RunSpec(),    # corpus, reranker and mode (default: embedded, token-overlap, in-loop)
+              workers: int = 0,             # Ray workers (0: one seed after another in this process)
+              address: str|None = None,     # a Ray cluster (None: a local Ray with `workers` CPUs)
+              progress: bool = False,       # show a progress bar on stderr
+              ) -> dict:
     """Run `cfg` for every seed into out/seed-NNNN (finished seeds kept, partial ones resumed), then summarise: the summary.
 
     Args:
-        cfg (SimConfig)
-        seeds (list)
-        out
-        spec (RunSpec, default RunSpec())
-        workers (int, default 0)
-        address (str | None, default None)
-        progress (bool, default False)
+        cfg (SimConfig): the configuration; each seed replaces its seed
+        seeds (list): the seeds to run (ints, 0..9999)
+        out: the run's folder (str or Path)
+        spec (RunSpec, default RunSpec()): corpus, reranker and mode (default: embedded, token-overlap, in-loop)
+        workers (int, default 0): Ray workers (0: one seed after another in this process)
+        address (str | None, default None): a Ray cluster (None: a local Ray with `workers` CPUs)
+        progress (bool, default False): show a progress bar on stderr
     """
     check_same_run(out, cfg, seeds, spec)
     write_run(out, cfg, seeds, spec)
     spent = run_tasks([(replace(cfg, seed=s), spec, seed_folder(out, s)) for s in seeds], workers, address, progress)
     return {**summarize(out), "spent": spent}
 
-def summarize(out) -> dict:
+def summarize(out,  # a run folder whose seeds have all run (str or Path)
+              ) -> dict:
     """Per-seed measures (coretex's and the reference's), their mean and worst, the metrics table and the seeds' figure of a run folder (summary.json, table.md, seeds.png).
 
     Args:
-        out
+        out: a run folder whose seeds have all run (str or Path)
     """
     cfg, seeds, spec = read_run(out)
     per_seed = [run_metrics(read_trajectory(seed_folder(out, s)), replace(cfg, seed=s)) for s in seeds]
@@ -305,14 +335,18 @@ def summarize(out) -> dict:
     if spec.mode == "in-loop": write_calibration(out, cfg, seeds, spec)
     return summary
 
-def write_calibration(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
+def write_calibration(out,             # an in-loop run folder (str or Path)
+                      cfg: SimConfig,  # its configuration
+                      seeds: list,     # its seeds (at least one; the first gives the starting headroom)
+                      spec: RunSpec,   # its spec (the corpus)
+                      ) -> None:
     """calibration.json: the surrogate's curves from every seed's samples, and the oracle's headroom at the start.
 
     Args:
-        out
-        cfg (SimConfig)
-        seeds (list)
-        spec (RunSpec)
+        out: an in-loop run folder (str or Path)
+        cfg (SimConfig): its configuration
+        seeds (list): its seeds (at least one; the first gives the starting headroom)
+        spec (RunSpec): its spec (the corpus)
     """
     from coretex.evaluator.metrics import load_profile
     from coretex.simulate.surrogate import calibrate
@@ -321,37 +355,46 @@ def write_calibration(out, cfg: SimConfig, seeds: list, spec: RunSpec) -> None:
     (Path(out) / "calibration.json").write_text(json.dumps(cal.to_json()) + "\n")
 
 # %% ../../nbs/81f_runs.ipynb #f2c1c6ac
-def grid_points(grid: dict) -> list:
+def grid_points(grid: dict,  # SimConfig field -> list of values to try
+                ) -> list:
     """Every combination of the grid's values: a list of {parameter: value}.
 
     Args:
-        grid (dict)
+        grid (dict): SimConfig field -> list of values to try
     """
     names = sorted(grid)
     return [dict(zip(names, vals)) for vals in itertools.product(*(grid[n] for n in names))]
 
-def point_id(cfg: SimConfig) -> str:
+def point_id(cfg: SimConfig,  # a sweep point's configuration (its seed is left out)
+             ) -> str:
     """A sweep point's folder name: the hash of its configuration (the seed aside).
 
     Args:
-        cfg (SimConfig)
+        cfg (SimConfig): a sweep point's configuration (its seed is left out)
     """
     d = {k: v for k, v in cfg.to_json().items() if k != "seed"}
     return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:12]
 
-def sweep(cfg: SimConfig, grid: dict, seeds: list, out, spec: RunSpec = RunSpec(), workers: int = 0, address: str|None = None,
-          progress: bool = False) -> list:
+def sweep(cfg: SimConfig,               # the base configuration each point changes
+          grid: dict,                   # SimConfig field -> list of values (every combination runs)
+          seeds: list,                  # the seeds each point runs (ints, 0..9999)
+          out,                          # the sweep's folder (str or Path): points go under out/sweep/
+          spec: RunSpec = RunSpec(),    # corpus, reranker and mode
+          workers: int = 0,             # Ray workers (0: one seed after another in this process)
+          address: str|None = None,     # a Ray cluster (None: a local Ray with `workers` CPUs)
+          progress: bool = False,       # show a progress bar on stderr
+          ) -> list:
     """Run every grid point over `seeds` (each point a run folder under out/sweep/), then one summary row per point.
 
     Args:
-        cfg (SimConfig)
-        grid (dict)
-        seeds (list)
-        out
-        spec (RunSpec, default RunSpec())
-        workers (int, default 0)
-        address (str | None, default None)
-        progress (bool, default False)
+        cfg (SimConfig): the base configuration each point changes
+        grid (dict): SimConfig field -> list of values (every combination runs)
+        seeds (list): the seeds each point runs (ints, 0..9999)
+        out: the sweep's folder (str or Path): points go under out/sweep/
+        spec (RunSpec, default RunSpec()): corpus, reranker and mode
+        workers (int, default 0): Ray workers (0: one seed after another in this process)
+        address (str | None, default None): a Ray cluster (None: a local Ray with `workers` CPUs)
+        progress (bool, default False): show a progress bar on stderr
     """
     points = []
     for p in grid_points(grid):

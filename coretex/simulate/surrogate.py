@@ -17,27 +17,32 @@ from .headroom import ORACLE, Frontier
 from .loop import ORACLE_OF, EpochRecord, SimConfig, quality_attempts, sim_hash
 
 # %% ../../nbs/81e_surrogate.ipynb #7ce14da5
-def reach(family: str, units: int, candidates: int) -> float:
+def reach(family: str,     # the proposal's lever (a LEVERS key) or other strategy name
+          units: int,      # the lever's improvable active hidden queries left (>= 0; may be fractional)
+          candidates: int, # persons the lever could aim at (its family's candidates)
+          ) -> float:
     """The chance a proposal aims at something its lever can still improve: for a lever aimed at k persons drawn from
     `candidates`, 1 - (1 - units/candidates)^k; for one shared by every query (an atom, a lens), 1 while any unit is left;
     1 for what the oracle does not follow (random writes, local mutations, spam).
 
     Args:
-        family (str)
-        units (int)
-        candidates (int)
+        family (str): the proposal's lever (a LEVERS key) or other strategy name
+        units (int): the lever's improvable active hidden queries left (>= 0; may be fractional)
+        candidates (int): persons the lever could aim at (its family's candidates)
     """
     if family not in ORACLE_OF: return 1.0
     k = LEVERS[family][1]
     if k == 0: return float(units > 0)
     return 1 - (1 - min(1.0, units / candidates)) ** k if candidates else 0.0
 
-def curve_key(strategy: str, family: str) -> str:
+def curve_key(strategy: str,  # the miner's strategy, e.g. "honest", "random", "spam"
+              family: str,    # the lever it pulled (a LEVERS key), or anything else
+              ) -> str:
     """Which curve a proposal belongs to: its lever's, whoever pulled it, else its strategy's (random writes, mutations, spam).
 
     Args:
-        strategy (str)
-        family (str)
+        strategy (str): the miner's strategy, e.g. "honest", "random", "spam"
+        family (str): the lever it pulled (a LEVERS key), or anything else
     """
     return family if family in LEVERS else strategy
 
@@ -70,11 +75,12 @@ class Curve:
         """
         return sum(g < state_threshold for g in self.gains) / self.tried if self.tried else 0.0
 
-def measure_curves(samples: list) -> dict:
+def measure_curves(samples: list,  # in-loop rows [epoch, strategy, family, gain ppm or None, units, candidates]
+                   ) -> dict:
     """A Curve per lever from in-loop samples [epoch, strategy, family, gain or None, oracle units, candidates].
 
     Args:
-        samples (list)
+        samples (list): in-loop rows [epoch, strategy, family, gain ppm or None, units, candidates]
     """
     acc = {}
     for _, strategy, family, gain, units, cands in samples:
@@ -110,25 +116,31 @@ class Calibration:
         return cls({k: Curve(c["tried"], c["weight"], tuple(c["gains"])) for k, c in d["curves"].items()},
                    d["offset"], d["state_threshold"], d["units"], d["share"], d.get("levers", {}))
 
-def family_counts(pool: list) -> dict:
+def family_counts(pool: list,  # hidden query events (each with a "family")
+                  ) -> dict:
     """Hidden queries per family in a pool.
 
     Args:
-        pool (list)
+        pool (list): hidden query events (each with a "family")
     """
     out = {}
     for q in pool: out[q["family"]] = out.get(q["family"], 0) + 1
     return out
 
-def calibrate(records: list, samples: list, cfg: SimConfig, corpus, profile) -> Calibration:
+def calibrate(records: list,    # the in-loop run's EpochRecords (at least one)
+              samples: list,    # its proposal samples, as measure_curves takes them
+              cfg: SimConfig,   # the configuration it ran under
+              corpus,           # the Corpus it ran on
+              profile,          # the evaluator's profile (replay tolerance, variance, state threshold, ppm)
+              ) -> Calibration:
     """The surrogate's calibration from an in-loop run of `cfg` on `corpus` (its records and samples).
 
     Args:
-        records (list)
-        samples (list)
-        cfg (SimConfig)
-        corpus
-        profile
+        records (list): the in-loop run's EpochRecords (at least one)
+        samples (list): its proposal samples, as measure_curves takes them
+        cfg (SimConfig): the configuration it ran under
+        corpus: the Corpus it ran on
+        profile: the evaluator's profile (replay tolerance, variance, state threshold, ppm)
     """
     pool = family_counts(Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold).pool)
     units = {lv: records[0].headroom.get(lv, 0) for lv in ORACLE}
@@ -140,29 +152,37 @@ def calibrate(records: list, samples: list, cfg: SimConfig, corpus, profile) -> 
                        profile.state_threshold_ppm, units, share, levers)
 
 # %% ../../nbs/81e_surrogate.ipynb #7e73f7a0
-def spend(units: dict, family: str) -> None:
+def spend(units: dict,   # oracle lever -> headroom units left; changed in place
+          family: str,   # the lever that advanced
+          ) -> None:
     """An advance of `family` uses the headroom it reached: a unit per person aimed at, or all of a shared lever's.
 
     Args:
-        units (dict)
-        family (str)
+        units (dict): oracle lever -> headroom units left; changed in place
+        family (str): the lever that advanced
     """
     lever = ORACLE_OF.get(family)
     if lever is None: return
     k = LEVERS[family][1]
     units[lever] = max(0.0, units[lever] - k) if k else 0.0
 
-def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Random, last: str|None, levers: dict) -> str|None:
+def surrogate_family(strategy: str,        # the miner's strategy, e.g. "honest", "copycat", "strategic"
+                     tier: str,            # an honest miner's tier ("strong" may use temporal2)
+                     families: tuple,      # the levers honest miners draw from (SimConfig.families)
+                     rng: random.Random,   # the surrogate epoch's draws
+                     last: str|None,       # the last advance's lever (None before any)
+                     levers: dict,         # Calibration.levers: strategy -> {lever: share}
+                     ) -> str|None:
     """The lever a surrogate proposal uses: an honest miner's drawn uniformly over its families (the loop's honest miners aim: the surrogate does not model it), the copycat's the last advance's, a
     strategic miner's drawn from the levers it chose in the loop, else the strategy itself.
 
     Args:
-        strategy (str)
-        tier (str)
-        families (tuple)
-        rng (random.Random)
-        last (str | None)
-        levers (dict)
+        strategy (str): the miner's strategy, e.g. "honest", "copycat", "strategic"
+        tier (str): an honest miner's tier ("strong" may use temporal2)
+        families (tuple): the levers honest miners draw from (SimConfig.families)
+        rng (random.Random): the surrogate epoch's draws
+        last (str | None): the last advance's lever (None before any)
+        levers (dict): Calibration.levers: strategy -> {lever: share}
     """
     if strategy == "honest":
         f = rng.choice(families)
@@ -173,18 +193,26 @@ def surrogate_family(strategy: str, tier: str, families: tuple, rng: random.Rand
         return rng.choices(list(shares), list(shares.values()))[0] if shares else None
     return strategy
 
-def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: list, e: int, threshold: int, units: dict, last: list) -> tuple:
+def surrogate_epoch(cfg: SimConfig,     # the run's configuration
+                    cal: Calibration,   # the curves and headroom from an in-loop run
+                    public: Public,     # the public view (its active persons give the candidates)
+                    members: list,      # the roster: (strategy, tier) per miner
+                    e: int,             # the epoch, 1..cfg.epochs
+                    threshold: int,     # the epoch's minImprovementPpm
+                    units: dict,        # oracle lever -> headroom units left; spent in place
+                    last: list,         # [the last advance's lever or None]; updated in place
+                    ) -> tuple:
     """(advanced, quality attempts, per-strategy counts) of one surrogate epoch; `units` and `last` (the last advance's family) move.
 
     Args:
-        cfg (SimConfig)
-        cal (Calibration)
-        public (Public)
-        members (list)
-        e (int)
-        threshold (int)
-        units (dict)
-        last (list)
+        cfg (SimConfig): the run's configuration
+        cal (Calibration): the curves and headroom from an in-loop run
+        public (Public): the public view (its active persons give the candidates)
+        members (list): the roster: (strategy, tier) per miner
+        e (int): the epoch, 1..cfg.epochs
+        threshold (int): the epoch's minImprovementPpm
+        units (dict): oracle lever -> headroom units left; spent in place
+        last (list): [the last advance's lever or None]; updated in place
     """
     rng, plan = random.Random(sim_hash("coretex surrogate", cfg.seed, e)), epoch_plan(
         cfg.population, cfg.mix, members, e, cfg.epochs, cfg.submissions, random.Random(sim_hash("coretex simulate plan", cfg.seed, e)))
@@ -204,13 +232,16 @@ def surrogate_epoch(cfg: SimConfig, cal: Calibration, public: Public, members: l
         elif rng.random() < c.p_pass(cal.state_threshold): passes.append(i); row[1] += 1
     return advanced, passes, by
 
-def surrogate_run(cfg: SimConfig, cal: Calibration, corpus) -> list:
+def surrogate_run(cfg: SimConfig,    # the run's configuration
+                  cal: Calibration,  # the curves and headroom from an in-loop run
+                  corpus,            # the Corpus (its persons and hidden pool)
+                  ) -> list:
     """The surrogate's trajectory of `cfg`: EpochRecords whose advances are drawn from the curves, with the in-loop run's controller and frontier.
 
     Args:
-        cfg (SimConfig)
-        cal (Calibration)
-        corpus
+        cfg (SimConfig): the run's configuration
+        cal (Calibration): the curves and headroom from an in-loop run
+        corpus: the Corpus (its persons and hidden pool)
     """
     public, frontier = Public(corpus), Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold)
     members, threshold, last, out = roster(cfg.population, cfg.mix, cfg.miners, cfg.strategies), cfg.start_threshold_ppm, [None], []
