@@ -1176,6 +1176,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                               'coretex.docs.documented_defs': ('docs.html#documented_defs', 'coretex/docs.py'),
                               'coretex.docs.fields': ('docs.html#fields', 'coretex/docs.py'),
                               'coretex.docs.format_shown_cells': ('docs.html#format_shown_cells', 'coretex/docs.py'),
+                              'coretex.docs.handed_on': ('docs.html#handed_on', 'coretex/docs.py'),
                               'coretex.docs.line_comments': ('docs.html#line_comments', 'coretex/docs.py'),
                               'coretex.docs.local_links': ('docs.html#local_links', 'coretex/docs.py'),
                               'coretex.docs.module_data': ('docs.html#module_data', 'coretex/docs.py'),
