@@ -577,7 +577,7 @@ def api_markdown(
     import coretex
     from importlib import import_module
     from coretex.layers import layer_of
-    home = {n: m for m in modules for n in import_module(m).__all__}
+    home = {n: m for m in modules for n in import_module(m).__all__ if n not in handed_on(m)}
     rows = []
     for n in [n for n in coretex.__all__ if n in home]:
         obj = getattr(coretex, n)

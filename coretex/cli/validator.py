@@ -81,7 +81,7 @@ def runtime_drifts(bundle_rec: dict,  # hydrate's last record: the checked bundl
         args: the parsed arguments (json)
     """
     from coretex.toolkit.runtime import check_runtime
-    bundle = json.loads(open(os.path.join(state, "artifacts", bundle_rec["file"])).read())
+    with open(os.path.join(state, "artifacts", bundle_rec["file"])) as f: bundle = json.load(f)
     check = check_runtime(bundle)
     if args.json: emit({"role": "runtime", **check.to_json()})
     else: print(*(("OK runtime: " if check.ok else "WARN runtime: ") + l for l in check.lines()), sep="\n")
