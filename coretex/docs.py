@@ -541,19 +541,14 @@ def api_page(
 def handed_on(
     module: str,  # a dotted module name
 ) -> list:
-    """The names of `module.__all__` that are classes or functions of another module, handed on for old imports.
-
-    Each is documented where it is defined only: two descriptions of one object make every cross-reference to it
-    ambiguous (the evaluator's last room hands on its face, `Evaluator` and `StateView` among them).
+    """`module.__all__`'s classes and functions defined elsewhere (handed on for old imports): documented at home only.
 
     Args:
         module (str): a dotted module name
     """
-    import inspect
-    from importlib import import_module
-    mod = import_module(module)
-    code = lambda o: inspect.isclass(o) or inspect.isfunction(o)
-    return [n for n in mod.__all__ if code(o := getattr(mod, n)) and o.__module__ != module]
+    import inspect, importlib
+    mod = importlib.import_module(module)
+    return [n for n in mod.__all__ if (inspect.isclass(o := getattr(mod, n)) or inspect.isfunction(o)) and o.__module__ != module]
 
 def api_module_markdown(
     module: str,  # a dotted module name
