@@ -111,20 +111,6 @@ def whole_names_tokens(values: list) -> list:   # name or alias elements (str, n
         return [whole_name_tokens(v) for v in values]   # one at a time
     return [[t] for t in text.replace("_", " ").lower().split("\x00")] if values else []
 
-_SPECIAL = re.compile("[,;|'\u2019\uff07]")
-
-def whole_names_tokens(values: list) -> list:   # name or alias elements (str, non-empty)
-    """whole_name_tokens of each value, for many at once: one pass over their joined text when none needs splitting.
-
-    Args:
-        values (list): name or alias elements (str, non-empty)
-    """
-    try: text = "\x00".join(values)
-    except TypeError: text = None   # not all strings
-    if text is None or text.count("\x00") != len(values) - 1 or _SPECIAL.search(text):
-        return [whole_name_tokens(v) for v in values]   # one at a time
-    return [[t] for t in text.replace("_", " ").lower().split("\x00")] if values else []
-
 _STD = re.compile(r"[^\W_]+(?:(?:['\u2019.:_]|(?<=\d)[,;])[^\W_]+)*|_+", re.UNICODE)
 
 def standard_tokens(text: str) -> list:  # the query
