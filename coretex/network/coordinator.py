@@ -496,14 +496,18 @@ def restore(self) -> list:
     return [j for held in list(self.db.inflight.find({})) if (j := self.settle(held)) is not None]
 
 @patch_to(Coordinator)
-def enqueue(self, job: Job) -> None:
-    """Claim the job's (epoch, parent, patchHash), the job inside the claim, then store the job; IntakeError 409 naming the job already in flight.
+def enqueue(self, job: Job) -> dict|None:
+    """Claim the job's (epoch, parent, patchHash), the job inside the claim, then store the job (None); the verdict if one was cached meanwhile; IntakeError 409 naming the job already in flight.
 
     Args:
         job (Job)
     """
     for _ in range(3):   # a claim that holds nothing any more is released, and the claim tried again
-        if (held := self.store.claim(job)) is None: return self.store.add_job(job)
+        if (held := self.store.claim(job)) is None:
+            # a worker caches its verdict before it lets go of the claim, so a verdict cached since the caller looked is
+            # seen here: without this look, a submission between the two would start a second evaluation of the patch
+            if (hit := self.cached(job.dedup_key)) is not None: self.store.release(job.inflight, job.id); return hit
+            return self.store.add_job(job)
         if (other := self.store.settle(held)) is not None:
             raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is already being evaluated (job {other})", jobId=other)
     raise IntakeError(409, "duplicate_in_flight", f"patch {job.patch_hash} is being claimed by other submissions; try again")
@@ -525,7 +529,7 @@ def accept(self, sub: Submission, ep: Epoch|None = None, source: str = "") -> di
     received = self.head()
     job = Job(job_id(dk, received), "pending", sub.miner, to_hex(sub.data), sub.epoch_id, ep.root, ph, dk, received, received + self.offset,
               source=source, turn=self.store.next_turn(source))
-    self.enqueue(job)
+    if (hit := self.enqueue(job)) is not None: return hit
     return {"status": "pending", "cached": False, "jobId": job.id, "dedupKey": dk, "receivedAtBlock": received, "targetBlock": job.target_block}
 
 @patch_to(Coordinator)
