@@ -234,38 +234,33 @@ def rule_set(
     return RULE_SETS[name]
 
 # %% ../../nbs/62_loosh.ipynb #65c49fcb
+from ..toolkit import moved_names
+
 _MOVED = {  # name -> the room it lives in since issue 38 split this module; importable here until coretex 0.3
     **dict.fromkeys([
-        "EmbeddingMissing", "VectorTable", "load_vector_table", "model_embedder", "entity_caps"], "loosh_inputs"),
+        "EmbeddingMissing", "VectorTable", "load_vector_table", "model_embedder", "entity_caps"], "consensus.loosh_inputs"),
     **dict.fromkeys([
         "split_sentences", "sigmoid_clamp", "prompt_parts", "sentence_relevance", "coverage",
         "heuristic_coherence", "chain_coherence", "complexity", "density", "specificity", "Quality",
-        "response_quality", "prompt_cosines", "score_quality"], "loosh_quality"),
+        "response_quality", "prompt_cosines", "score_quality"], "consensus.loosh_quality"),
     **dict.fromkeys([
         "smart_outliers", "dominant_cluster", "weighted_theta", "polarity_agreement",
-        "polarity_consensus"], "loosh_theta"),
+        "polarity_consensus"], "consensus.loosh_theta"),
     **dict.fromkeys([
-        "diversity_bonus", "survivor_scores", "outsider_score", "top_bonus", "emissions_128"], "loosh_scores"),
+        "diversity_bonus", "survivor_scores", "outsider_score", "top_bonus", "emissions_128"], "consensus.loosh_scores"),
     **dict.fromkeys([
         "length_gate", "gated_pairs", "adaptive_thresholds", "SybilPair", "semantic_pairs",
         "shape_features", "shape_similarity", "tfidf_similarity", "fusion_pairs", "fingerprint",
         "trajectory_pairs", "deduplicate_pairs", "SybilGroup", "prune_group", "components",
         "sybil_groups_128", "SybilReport", "similarity_matrix", "detect_sybil_128", "SybilFindings",
-        "sybil_findings_128"], "loosh_sybil"),
+        "sybil_findings_128"], "consensus.loosh_sybil"),
     **dict.fromkeys([
         "TEST_MODE", "LooshEvaluation", "single_answer", "consensus_128", "evaluate_128",
-        "ResponseError", "check_response_128", "evaluate_responses"], "loosh_evaluate"),
+        "ResponseError", "check_response_128", "evaluate_responses"], "consensus.loosh_evaluate"),
     **dict.fromkeys([
         "Node", "MinerRow", "WeightInputs", "operation_mode", "serving_miners", "ema_by_hotkey",
         "freshness_gate", "sybil_penalty", "WeightOutcome", "set_weights_128", "weight_inputs",
-        "store_weights_128", "sybil_scores_from_records"], "loosh_weights"),
+        "store_weights_128", "sybil_scores_from_records"], "consensus.loosh_weights"),
 }
 
-def __getattr__(name: str):
-    "A name that moved to one of the rule set's rooms, from its new home, with a DeprecationWarning naming it."
-    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib, warnings
-    home = f"coretex.consensus.{_MOVED[name]}"
-    warnings.warn(f"{__name__}.{name} is now {home}.{name}; the old path goes in coretex 0.3", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(home), name)
-
+__getattr__ = moved_names(__name__, _MOVED)

@@ -351,6 +351,8 @@ class EmbeddingCache:
         np.savez_compressed(path or self.path, texts=np.array(texts), vectors=np.array([self.vectors[t] for t in texts], dtype=np.float32))
 
 # %% ../../nbs/63_sybil.ipynb #adc1b807
+from ..toolkit import moved_names
+
 _MOVED = dict.fromkeys([  # names that moved to coretex.consensus.sybil_detector in issue 38; importable here until coretex 0.3
     "DUPLICATES", "SYBIL_RULE_SETS", "units", "in_order_share", "word_overlap", "word_containment",
     "unit_alignment", "TextSignals", "text_signals", "linked_groups", "TextDetector",
@@ -358,13 +360,6 @@ _MOVED = dict.fromkeys([  # names that moved to coretex.consensus.sybil_detector
     "RuleSetUnderTest", "seed_findings", "seed_emissions", "loosh_findings", "loosh_emissions",
     "coretex_findings", "overlap_findings", "pay_groups_as_one", "pay_duplicates", "paid_under",
     "coretex_emissions", "overlap_emissions", "true_pairs", "flagged_pairs", "SuiteScore",
-    "score_rule_set", "recall_table", "share_table"], "sybil_detector")
+    "score_rule_set", "recall_table", "share_table"], "consensus.sybil_detector")
 
-def __getattr__(name: str):
-    "A name that moved to the detectors' page, from its new home, with a DeprecationWarning naming it."
-    if name not in _MOVED: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib, warnings
-    home = f"coretex.consensus.{_MOVED[name]}"
-    warnings.warn(f"{__name__}.{name} is now {home}.{name}; the old path goes in coretex 0.3", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(home), name)
-
+__getattr__ = moved_names(__name__, _MOVED)

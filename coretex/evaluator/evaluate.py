@@ -395,6 +395,8 @@ from .stage1 import EvaluationError
 _all_ = ["Evaluator", "EvaluationError", "embedded_corpus", "StateView", "order_query", "rank_query", "ranking_key", "query_metrics"]
 
 # %% ../../nbs/35_evaluate.ipynb #24306568
+from ..toolkit import moved_names
+
 MOVED_NAMES = {  # a name coretex 0.2 imported from here -> its module since the evaluator became rooms (under `coretex.`)
     'STAGE1': 'evaluator.stage1',
     'SCOPE_KEYS': 'evaluator.intents',
@@ -523,10 +525,4 @@ MOVED_NAMES = {  # a name coretex 0.2 imported from here -> its module since the
     'QueryMetrics': 'evaluator.metrics',
 }
 
-def __getattr__(name: str):
-    "A name of coretex 0.2's `evaluator.evaluate` that lives in another room now: imported from there, with a warning."
-    if name not in MOVED_NAMES: raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib, warnings
-    home = f"coretex.{MOVED_NAMES[name]}"
-    warnings.warn(f"{__name__}.{name} is now {home}.{name}; the old path goes in coretex 0.3", DeprecationWarning, stacklevel=2)
-    return getattr(importlib.import_module(home), name)
+__getattr__ = moved_names(__name__, MOVED_NAMES)
