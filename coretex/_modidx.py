@@ -3245,6 +3245,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                            'coretex/simulate/surrogate.py'),
                                             'coretex.simulate.surrogate.reach': ('surrogate.html#reach', 'coretex/simulate/surrogate.py'),
                                             'coretex.simulate.surrogate.spend': ('surrogate.html#spend', 'coretex/simulate/surrogate.py'),
+                                            'coretex.simulate.surrogate.surrogate_aim': ( 'surrogate.html#surrogate_aim',
+                                                                                          'coretex/simulate/surrogate.py'),
                                             'coretex.simulate.surrogate.surrogate_epoch': ( 'surrogate.html#surrogate_epoch',
                                                                                             'coretex/simulate/surrogate.py'),
                                             'coretex.simulate.surrogate.surrogate_family': ( 'surrogate.html#surrogate_family',
