@@ -70,6 +70,15 @@ def questions(a) -> None:
     res = Path(a.figures); res.mkdir(parents=True, exist_ok=True)
     seeds, lines, doc = list(range(a.seeds)), [], {}
     say = lambda s="": (print(s, flush=True), lines.append(s))
+    prev = json.loads(Path(a.from_results).read_text()) if a.from_results else None
+    if prev:   # a reduced run: the Ray tries, the in-loop run and its calibration as that file measured them
+        say(f"load before: {load()} on {os.cpu_count()} cores")
+        say(f"REUSED, not rerun: the Ray tries and the in-loop run of the results file written at commit {prev['commit']} ({prev['date']}: "
+            f"`{prev['command']}`); only the surrogate's runs, sweeps and the dense-credit tables below are this call's")
+        for line in prev["table"][:prev["table"].index("")]: say("  " + line)
+        tries, cfg, seeds = prev["ray_tries"], SimConfig.from_json(prev["loop"]["config"]), prev["loop"]["seeds"]
+        summary, loop_s = {"per_seed": prev["loop"]["per_seed"], "reference": prev["loop"]["reference"]}, prev["loop"]["wall_s"]
+        return answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, Calibration.from_json(prev["calibration"]))
     say(f"load before: {load()} on {os.cpu_count()} cores; {a.load} busy loops (nice 10) added for the Ray tries and the in-loop run")
     loaders = busy(a.load)
     try:
@@ -87,10 +96,15 @@ def questions(a) -> None:
         say(f"  {loop_s:.0f}s wall (Ray start and model loads included); load after {load()}")
     finally:
         for p in loaders: p.kill(); p.wait()
-    per, ref = summary["per_seed"], summary["reference"]
     loop_recs = [read_trajectory(seed_folder(out, s)) for s in seeds]
     draw_seeds({f"in the loop, {a.loop_epochs} epochs": loop_recs}, res / "simulate-questions-loop.png")
-    cal = Calibration.from_json(json.loads((out / "calibration.json").read_text()))
+    answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, Calibration.from_json(json.loads((out / "calibration.json").read_text())))
+
+
+def answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, cal) -> None:
+    "The tables from the in-loop run's measures and its calibration: the questions, the sweeps, the scenarios, dense credit."
+    per, ref = summary["per_seed"], summary["reference"]
+    loop_epochs = cfg.epochs
     corpus = corpus_of(a.corpus)
     long = replace(cfg, epochs=a.epochs)
     t = time.perf_counter()
@@ -114,7 +128,7 @@ def questions(a) -> None:
          f"{seed_instability(col(sref, 'final_threshold_ppm')):.3f}"),
     ]
     say()
-    say(f"| question (the reference's definition) | in the loop, {a.seeds} x {a.loop_epochs} | surrogate, {a.seeds} x {a.epochs} |")
+    say(f"| question (the reference's definition) | in the loop, {len(seeds)} x {loop_epochs} | surrogate, {len(seeds)} x {a.epochs} |")
     say("|---|---|---|")
     for q, x, y in rows: say(f"| {q} | {x} | {y} |")
     say("values: mean [95% t-interval of the mean] (sample sd) over the seeds")
@@ -150,6 +164,13 @@ def questions(a) -> None:
                         ("bursts (strong-burst population, burst growth)", {"population": "strong-burst", "growth": "burst"}),
                         ("growth at an absolute rate (1 person an epoch from 160: all 400 by epoch 240, whatever the run's length)",
                          {"growth": "absolute", "growth_rate": 1.0})], long)
+    say()
+    say("| growth, comparable across lengths? | honest advances in epochs 1-100, a 100-epoch run | the same epochs of a 500-epoch run |")
+    say("|---|---|---|")
+    for g in ("smooth", "absolute"):
+        n = {e: surrogate_seeds(replace(cfg, epochs=e, growth=g), cal, corpus, seeds) for e in (100, 500)}
+        adv = {e: [sum(sum(x[1] == "honest" for x in r.advanced) for r in recs[:100]) for recs in n[e]] for e in n}
+        say(f"| {g} | {ci(adv[100], 1)} | {ci(adv[500], 1)} |")
     dense = replace(cfg, epochs=50, population="tiers", miners=100, mix=(("honest", 100),), growth="static", base_persons=None)
     drecs = surrogate_seeds(dense, cal, corpus, seeds)
     dm = [run_metrics(r, replace(dense, seed=s)) for s, r in zip(seeds, drecs)]
