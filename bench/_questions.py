@@ -8,6 +8,7 @@ from coretex.simulate.loop import SimConfig, read_trajectory
 from coretex.simulate.runs import RunSpec, run_seeds, seed_folder, start_workers, corpus_of
 from coretex.simulate.metrics import draw_seeds, interval, reference_metrics, run_metrics, seed_instability
 from coretex.simulate.surrogate import Calibration, surrogate_run
+from coretex.simulate.tiers import tiered_run
 
 SPEC_MAX_SHARE, SPEC_GINI = 0.0947, 0.5743   # the reducer spec's measured figures over 100 tiered miners x 50 epochs
 CAP, GINI_TARGET = 0.25, 0.70                 # its targets
@@ -69,6 +70,15 @@ def questions(a) -> None:
     res = Path(a.figures); res.mkdir(parents=True, exist_ok=True)
     seeds, lines, doc = list(range(a.seeds)), [], {}
     say = lambda s="": (print(s, flush=True), lines.append(s))
+    prev = json.loads(Path(a.from_results).read_text()) if a.from_results else None
+    if prev:   # a reduced run: the Ray tries, the in-loop run and its calibration as that file measured them
+        say(f"load before: {load()} on {os.cpu_count()} cores")
+        say(f"REUSED, not rerun: the Ray tries and the in-loop run of the results file written at commit {prev['commit']} ({prev['date']}: "
+            f"`{prev['command']}`); only the surrogate's runs, sweeps and the dense-credit tables below are this call's")
+        for line in prev["table"][:prev["table"].index("")]: say("  " + line)
+        tries, cfg, seeds = prev["ray_tries"], SimConfig.from_json(prev["loop"]["config"]), prev["loop"]["seeds"]
+        summary, loop_s = {"per_seed": prev["loop"]["per_seed"], "reference": prev["loop"]["reference"]}, prev["loop"]["wall_s"]
+        return answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, Calibration.from_json(prev["calibration"]))
     say(f"load before: {load()} on {os.cpu_count()} cores; {a.load} busy loops (nice 10) added for the Ray tries and the in-loop run")
     loaders = busy(a.load)
     try:
@@ -86,10 +96,15 @@ def questions(a) -> None:
         say(f"  {loop_s:.0f}s wall (Ray start and model loads included); load after {load()}")
     finally:
         for p in loaders: p.kill(); p.wait()
-    per, ref = summary["per_seed"], summary["reference"]
     loop_recs = [read_trajectory(seed_folder(out, s)) for s in seeds]
     draw_seeds({f"in the loop, {a.loop_epochs} epochs": loop_recs}, res / "simulate-questions-loop.png")
-    cal = Calibration.from_json(json.loads((out / "calibration.json").read_text()))
+    answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, Calibration.from_json(json.loads((out / "calibration.json").read_text())))
+
+
+def answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, cal) -> None:
+    "The tables from the in-loop run's measures and its calibration: the questions, the sweeps, the scenarios, dense credit."
+    per, ref = summary["per_seed"], summary["reference"]
+    loop_epochs = cfg.epochs
     corpus = corpus_of(a.corpus)
     long = replace(cfg, epochs=a.epochs)
     t = time.perf_counter()
@@ -113,7 +128,7 @@ def questions(a) -> None:
          f"{seed_instability(col(sref, 'final_threshold_ppm')):.3f}"),
     ]
     say()
-    say(f"| question (the reference's definition) | in the loop, {a.seeds} x {a.loop_epochs} | surrogate, {a.seeds} x {a.epochs} |")
+    say(f"| question (the reference's definition) | in the loop, {len(seeds)} x {loop_epochs} | surrogate, {len(seeds)} x {a.epochs} |")
     say("|---|---|---|")
     for q, x, y in rows: say(f"| {q} | {x} | {y} |")
     say("values: mean [95% t-interval of the mean] (sample sd) over the seeds")
@@ -146,7 +161,16 @@ def questions(a) -> None:
                        ("no abstention", {"families": ("temporal", "temporal2", "relation", "mixed", "conflict", "evidence", "anchor")})], long)
     sweep("scenarios", [("finite headroom, replenished (smooth growth)", {}),
                         ("one family exhausted (static: abstention's one atom, then temporal only)", {"growth": "static", "base_persons": None}),
-                        ("bursts (strong-burst population, burst growth)", {"population": "strong-burst", "growth": "burst"})], long)
+                        ("bursts (strong-burst population, burst growth)", {"population": "strong-burst", "growth": "burst"}),
+                        ("growth at an absolute rate (1 person an epoch from 160: all 400 by epoch 240, whatever the run's length)",
+                         {"growth": "absolute", "growth_rate": 1.0})], long)
+    say()
+    say("| growth, comparable across lengths? | honest advances in epochs 1-100, a 100-epoch run | the same epochs of a 500-epoch run |")
+    say("|---|---|---|")
+    for g in ("smooth", "absolute"):
+        n = {e: surrogate_seeds(replace(cfg, epochs=e, growth=g), cal, corpus, seeds) for e in (100, 500)}
+        adv = {e: [sum(sum(x[1] == "honest" for x in r.advanced) for r in recs[:100]) for recs in n[e]] for e in n}
+        say(f"| {g} | {ci(adv[100], 1)} | {ci(adv[500], 1)} |")
     dense = replace(cfg, epochs=50, population="tiers", miners=100, mix=(("honest", 100),), growth="static", base_persons=None)
     drecs = surrogate_seeds(dense, cal, corpus, seeds)
     dm = [run_metrics(r, replace(dense, seed=s)) for s, r in zip(seeds, drecs)]
@@ -161,14 +185,30 @@ def questions(a) -> None:
     say(f"| max miner share of any credited epoch | {ci(col(dm, 'max_miner_share'))} | - |")
     say(f"| Gini of credits over the 50 epochs (target < {GINI_TARGET}) | {ci(col(dm, 'gini_50'))} | {SPEC_GINI} |")
     say(f"| Gini if skill were equal (scarcity's floor) | {ci(col(dm, 'gini_50_equal_skill'))} | - |")
+    then, launch = tiered_run(multiplier_bps=15_000), tiered_run()
+    gate = [tiered_run(seed=s) for s in range(1, 9)]
+    say()
+    say("| the spec's own setting (reference Phase 6 gate 7: 100 miners 40/40/20 weak/medium/strong, every screener pass "
+        "credited at 1/2/5, 50 epochs, xorshift32), on coretex's eligibility ledger and bonus leaves (nbs/81g_tiers) | coretex | reducer spec |")
+    say("|---|---|---|")
+    say(f"| max combined-lane share, seed 12345, merge multiplier 1.5x (the gate's then) | {then['max_share']:.2%} | {SPEC_MAX_SHARE:.2%} |")
+    say(f"| Gini of the 50 epochs' screener credits, seed 12345 | {then['gini']:.4f} | {SPEC_GINI} |")
+    say(f"| max share at the launch multiplier 1.0x, seed 12345 | {launch['max_share']:.2%} | - |")
+    say(f"| max share, 1.0x, seeds 1-8 | {ci([r['max_share'] for r in gate], 4)} | - |")
+    say(f"| Gini, seeds 1-8 | {ci([r['gini'] for r in gate], 4)} | - |")
+    say(f"the spec's figures credit every screener pass ({launch['issuances_per_epoch']:.0f} issuances an epoch, all 100 miners); "
+        "under the launch rules only state advances are credited, about one miner an epoch in coretex's market above, "
+        "so its epochs' max share is 1 and its Gini higher; coretex's tiers are 50/30/20")
     sur_s = time.perf_counter() - t
     say()
-    say(f"surrogate runs and sweeps: {sur_s:.0f}s; not done: growth at an absolute rate (growth is a share of the run's length)")
+    say(f"surrogate runs and sweeps: {sur_s:.0f}s")
     say(f"load after: {load()}")
     doc = {"command": "python bench/bench_simulate.py " + " ".join(sys.argv[1:]),
            "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "cores": os.cpu_count(), "ray_tries": tries,
            "loop": {"config": cfg.to_json(), "seeds": seeds, "per_seed": per, "reference": ref, "wall_s": round(loop_s)},
            "surrogate": {"epochs": a.epochs, "reference": sref, "per_seed": smet}, "dense": dm, "calibration": cal.to_json(),
+           "spec_setting": {"then": {k: then[k] for k in ("max_share", "gini")}, "launch": {k: launch[k] for k in ("max_share", "gini")},
+                            "seeds_1_8": [{k: r[k] for k in ("max_share", "gini")} for r in gate]},
            "table": lines}
     if a.results: Path(a.results).write_text(json.dumps(doc, indent=1) + "\n"); print(f"results written to {a.results}")

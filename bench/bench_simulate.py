@@ -22,6 +22,8 @@ local Ray with --load busy loops added, an in-loop run of --seeds x --loop-epoch
 surrogate calibrated from it for --epochs: the table, each value with its 95% interval over the seeds, and a figure per
 multi-seed run and sweep in --figures.
 Run: nice python bench/bench_simulate.py [--seeds 8] [--loop-epochs 100] [--epochs 500] [--ray-tries 10] [--load 2]
+A reduced call, --from-results FILE, reuses FILE's Ray tries, in-loop run and calibration (and says so) and reruns
+only the surrogate's runs, sweeps and the dense-credit tables (a few minutes).
 """
 import argparse, json, os, shutil, subprocess, sys, tempfile, time
 from dataclasses import replace
@@ -85,6 +87,8 @@ def main():
     ap.add_argument("--ray-tries", type=int, default=10, help="questions: local Ray starts tried")
     ap.add_argument("--load", type=int, default=2, help="questions: busy loops added during the Ray tries and the in-loop run")
     ap.add_argument("--figures", default="bench/results", help="questions: where the figures go")
+    ap.add_argument("--from-results", help="questions, reduced: take the Ray tries, the in-loop run and its calibration from this "
+                    "results JSON (as an earlier call wrote it) and rerun only the surrogate's tables")
     a = ap.parse_args()
     if not a.throughput:
         from _questions import questions

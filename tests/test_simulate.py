@@ -189,11 +189,17 @@ def test_the_decay_ratio_moves_the_trajectory(ev):
     assert all(r.next_threshold_ppm == max(500, int(r.threshold_ppm * 0.7 + 0.5)) for r in decays)  # JS Math.round
 
 
-def test_aiming_miners_spend_fewer_proposals_where_there_is_no_headroom(ev):
+AIM_CFG = SimConfig(epochs=8, seed=2, population="mixed-honest", mix=(("honest", 6),))
+USELESS = {"relation", "conflict", "evidence", "anchor"}   # levers the oracle gives no headroom on the embedded corpus
+
+
+@pytest.fixture(scope="module")
+def aimed(ev): return {aim: simulate(ev, replace(AIM_CFG, aim=aim)) for aim in (True, False)}
+
+
+def test_aiming_miners_spend_fewer_proposals_where_there_is_no_headroom(aimed):
     "Honest miners that aim from their public trials and verdicts send fewer proposals to the levers the oracle gives no headroom on this corpus (lens, conflict, evidence, anchor) than miners drawing uniformly, and find no less."
-    cfg = SimConfig(epochs=8, seed=2, population="mixed-honest", mix=(("honest", 6),))
-    useless = {"relation", "conflict", "evidence", "anchor"}
-    runs = {aim: simulate(ev, replace(cfg, aim=aim)) for aim in (True, False)}
+    useless, runs = USELESS, aimed
     for run in runs.values():
         assert all(r.headroom[f] == 0 for r in run.records for f in useless)   # the oracle: nothing there
     spent = {aim: sum(s[2] in useless for s in run.samples if s[1] == "honest") for aim, run in runs.items()}
@@ -211,3 +217,20 @@ def test_cli_refuses_a_calibration_that_is_not_a_small_regular_file(tmp_path):
         r = subprocess.run(["coretex", "simulate", "--mode", "surrogate", "--calibration", str(path), "--out", str(tmp_path / "out")],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_the_surrogate_aims_as_the_loop_does(ev, aimed):
+    "Calibrated from the aimed in-loop run, the surrogate's honest miners aim too: over 8 seeds they send fewer proposals to the no-headroom levers than uniform ones, and their share of such proposals is nearer the loop's than the uniform surrogate's is."
+    from collections import Counter
+    from coretex.simulate.surrogate import calibrate, surrogate_run
+    run = aimed[True]
+    cal = calibrate(run.records, run.samples, AIM_CFG, ev.corpus, ev.profile)
+    honest = Counter(s[2] for s in run.samples if s[1] == "honest")
+    loop = sum(honest[f] for f in USELESS) / sum(honest.values())
+    def share(aim):
+        tally = Counter()
+        for seed in range(8): surrogate_run(replace(AIM_CFG, aim=aim, seed=seed), cal, ev.corpus, tally)
+        h = {f: n for (s, f), n in tally.items() if s == "honest"}
+        return sum(h.get(f, 0) for f in USELESS) / sum(h.values())
+    aim, uniform = share(True), share(False)
+    assert aim < uniform and abs(aim - loop) < abs(uniform - loop), (loop, aim, uniform)

@@ -62,7 +62,7 @@ def sim_config(args):
     """
     from coretex.simulate import SimConfig, SimError
     kw = {k: getattr(args, k) for k in ("epochs", "miners", "seed", "target_advances", "start_threshold_ppm", "population", "growth",
-                                       "base_persons", "major_delta_threshold", "ramp_up_max_ratio", "decay_ratio",
+                                       "base_persons", "major_delta_threshold", "ramp_up_max_ratio", "decay_ratio", "growth_rate",
                                        "quality_high_multiple", "max_clamp_ppm", "quality_count") if getattr(args, k) is not None}
     if args.patches: kw["patches_per_epoch"] = args.patches
     if args.strategies: kw["strategies"] = tuple(s.strip() for s in args.strategies.split(","))
@@ -199,7 +199,8 @@ def add_simulate(sub):
     p.add_argument("--miners", type=int_in(1, 10_000), default=4, help="miners of the round-robin and tiers populations (default 4)")
     p.add_argument("--strategies", help="round-robin: comma-separated from random, greedy, spam, copycat, honest, hillclimb, strategic (default: the first four)")
     p.add_argument("--patches", type=int_in(1, 100_000), help="round-robin: submissions per epoch (default: one per miner)")
-    p.add_argument("--growth", default=None, help="static (default), smooth, burst, pause-then-jump or late-heavy: how persons are onboarded")
+    p.add_argument("--growth", default=None, help="static (default), smooth, burst, pause-then-jump, late-heavy or absolute: how persons are onboarded")
+    p.add_argument("--growth-rate", type=float, help="--growth absolute: persons onboarded per epoch, whatever --epochs is (default 1)")
     p.add_argument("--base-persons", type=int_in(1, 10**6), help="persons active at the start (default: all)")
     p.add_argument("--major-delta-threshold", type=int_in(1, 10**6), help="hidden queries a published delta needs (default 10)")
     p.add_argument("--target-advances", type=float, help="the controller's target advances per epoch (default 1)")

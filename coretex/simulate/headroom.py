@@ -15,7 +15,7 @@ from ..core.layout import EDGE_TYPES
 from .miners import LEVERS, Draft, Public, as_patch, lens, person_of
 
 # %% ../../nbs/81b_headroom.ipynb #cb917c26
-GROWTH = ("static", "smooth", "burst", "pause-then-jump", "late-heavy")
+GROWTH = ("static", "smooth", "burst", "pause-then-jump", "late-heavy", "absolute")
 
 def growth_fraction(schedule: str,  # one of GROWTH: static, smooth, burst, pause-then-jump, late-heavy
                     epoch: int,     # the epoch, 0..epochs
@@ -34,6 +34,7 @@ def growth_fraction(schedule: str,  # one of GROWTH: static, smooth, burst, paus
     if schedule == "burst": return min(1.0, math.floor(t * 5) / 5 + (0.2 if t * 5 % 1 > 0.8 else 0))
     if schedule == "pause-then-jump": return 0.2 if t < 0.5 else 0.2 + (t - 0.5) / 0.05 * 0.8 if t < 0.55 else 1.0
     if schedule == "late-heavy": return t * 0.2 / 0.7 if t < 0.7 else 0.2 + (t - 0.7) / 0.3 * 0.8
+    if schedule == "absolute": raise ValueError("absolute growth is persons per epoch, not a share of the run: Frontier's rate")
     raise ValueError(f"unknown growth schedule {schedule!r}: choose from {', '.join(GROWTH)}")
 
 # %% ../../nbs/81b_headroom.ipynb #d2f4bc9a
@@ -55,6 +56,7 @@ class Frontier:
         epochs (int): the run's length in epochs, > 0
         base (int | None): persons onboarded at epoch 0 (None: all of them)
         major_delta_threshold (int): M: new hidden queries a delta needs before it is published, >= 0
+        rate (float, default 1.0): schedule "absolute": persons onboarded per epoch, whatever `epochs` is
     """
     def __init__(self,
                  corpus,                      # the Corpus: its persons, hidden events and probes
@@ -62,12 +64,13 @@ class Frontier:
                  epochs: int,                 # the run's length in epochs, > 0
                  base: int|None,              # persons onboarded at epoch 0 (None: all of them)
                  major_delta_threshold: int,  # M: new hidden queries a delta needs before it is published, >= 0
+                 rate: float = 1.0,           # schedule "absolute": persons onboarded per epoch, whatever `epochs` is
                  ):
         self.persons = Public(corpus, 0).persons
         self.index = {p: i for i, p in enumerate(self.persons)}
         self.hidden = corpus.hidden_events
         self.probes = sum(probe_number(e["id"]) is not None for e in corpus.events)
-        self.schedule, self.epochs, self.M = schedule, epochs, major_delta_threshold
+        self.schedule, self.epochs, self.M, self.rate = schedule, epochs, major_delta_threshold, rate
         self.base = len(self.persons) if base is None else min(base, len(self.persons))
         self.published = self.base            # persons whose queries packs may draw (and whose memory events miners see)
         self.pool = self.pool_of(self.base)
@@ -88,7 +91,9 @@ class Frontier:
         Args:
             epoch (int)
         """
-        return self.base + round(growth_fraction(self.schedule, epoch, self.epochs) * (len(self.persons) - self.base))
+        growable = len(self.persons) - self.base
+        if self.schedule == "absolute": return self.base + min(growable, round(self.rate * epoch))
+        return self.base + round(growth_fraction(self.schedule, epoch, self.epochs) * growable)
 
     def step(self, epoch: int) -> bool:
         """Publish the growth of `epoch` if it adds at least M hidden queries since the last delta: whether it is a major delta.

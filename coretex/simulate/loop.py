@@ -55,6 +55,7 @@ class SimConfig:
         mix (tuple, default REFERENCE_MIX): (kind, proposals per epoch) of a shaped population
         families (tuple, default HONEST_FAMILIES): the levers honest miners use
         growth (str, default 'static'): how persons are onboarded (GROWTH)
+        growth_rate (float, default 1.0): growth "absolute": persons onboarded per epoch, whatever the run's length
         base_persons (int | None, default None): persons active at the start (None: all)
         major_delta_threshold (int, default 10): new hidden queries a published delta needs (and that put the controller under grace)
         ramp_up_max_ratio (float, default 1.5): the controller's largest ramp-up factor (the reference's default)
@@ -82,6 +83,7 @@ class SimConfig:
     mix: tuple = REFERENCE_MIX            # (kind, proposals per epoch) of a shaped population
     families: tuple = HONEST_FAMILIES     # the levers honest miners use
     growth: str = "static"                # how persons are onboarded (GROWTH)
+    growth_rate: float = 1.0              # growth "absolute": persons onboarded per epoch, whatever the run's length
     base_persons: int|None = None         # persons active at the start (None: all)
     major_delta_threshold: int = 10       # new hidden queries a published delta needs (and that put the controller under grace)
     ramp_up_max_ratio: float = 1.5        # the controller's largest ramp-up factor (the reference's default)
@@ -105,7 +107,8 @@ class SimConfig:
         for name in ("patches_per_epoch", "base_persons", "min_clamp_ppm", "max_clamp_ppm"):
             v = getattr(self, name)
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1): raise SimError(f"{name} must be an integer >= 1, got {v!r}")
-        for name in ("target_advances", "ramp_up_max_ratio", "decay_ratio", "under_target_recovery_ratio", "quality_high_multiple"):
+        for name in ("target_advances", "ramp_up_max_ratio", "decay_ratio", "under_target_recovery_ratio", "quality_high_multiple",
+                     "growth_rate"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0: raise SimError(f"{name} must be a number >= 0, got {v!r}")
         choose = lambda what, v, ok: f"unknown {what} {v!r}: choose from {', '.join(ok)}"
@@ -411,7 +414,7 @@ def check_frontier(corpus,          # the Corpus
         cfg (SimConfig): the run (growth, epochs, base_persons, major_delta_threshold)
         profile: the evaluator's profile (pack size, quotas, disabled families)
     """
-    fr, p = Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold), profile
+    fr, p = Frontier(corpus, cfg.growth, cfg.epochs, cfg.base_persons, cfg.major_delta_threshold, cfg.growth_rate), profile
     try: draw_pack(bytes(32), 0, fr.pool, p.pack_size, p.quotas, p.disabled_families)
     except PackError as e: raise SimError(f"base_persons {fr.base}: their {len(fr.pool)} hidden queries cannot fill a pack ({e})") from None
     return fr
