@@ -394,6 +394,10 @@ HTTP += [   # every route and method of the HTTP API (54a's /v1, 54b's /coretex/
     Http("an empty Content-Length", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length:") + b"{}", 400, EMPTY),
     Http("Content-Length of 19 digits", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 0000000000000000002") + b"{}",
          400, "bad_request"),
+    Http("Content-Length 50 and 2 bytes sent (the body's deadline, 10-12.5 s)", "RAW", "POST /v1/patches",
+         raw("POST", "/v1/patches", "Content-Type: application/json", "Content-Length: 50") + b"{}", 408, "request_timeout"),
+    Http("a Host that is a port alone", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nHost: :8750\r\nConnection: close\r\n\r\n",
+         400, "bad_request"),
     Http("Content-Length 16,385 on submit", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 16385"), 413,
          "request_entity_too_large"),
     Http("Content-Length and Transfer-Encoding", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Length: 5", "Transfer-Encoding: chunked")

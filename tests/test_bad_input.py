@@ -82,7 +82,7 @@ def request_bytes(case) -> bytes:
 def answers(port, data: bytes, method: str) -> list:
     "[(status, headers, body), ...] of every final response to `data` on one connection, read until the server closes it."
     got = b""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:   # over the body deadline: one case waits it out
         try: s.sendall(data)
         except (BrokenPipeError, ConnectionResetError): pass   # answered (a 413) and closed before all of a large body was sent
         try:

@@ -192,7 +192,7 @@ def make_app(coord: Coordinator, limiter: RateLimiter|None = None):
 HEAD_TIMEOUT = BODY_TIMEOUT = 10.0   # seconds for a request's head (from the connection's start or its last answer), then its body
 MAX_TARGET = 8000                    # bytes of path and query (RFC 9112 3: at least 8,000 must be taken; a longer one is a 414)
 
-_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(:[0-9]*)?")   # RFC 9112 3.2, RFC 3986 3.2.2: no userinfo, no space
+_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(:[0-9]*)?")   # RFC 9112 3.2, RFC 3986 3.2.2: no userinfo, no space
 
 def _utf8(v: bytes) -> bool:
     try: v.decode("utf-8"); return True
