@@ -76,7 +76,7 @@ MAX_BODY = 16 * 1024
 
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
-def _one_each(pairs: list) -> dict:   # a key twice means what the last says to Python and what the first says to other parsers
+def _one_each(pairs: list) -> dict:   # Python's parser keeps the last of a key given twice, some others the first
     d = dict(pairs)
     if len(d) < len(pairs): raise ValueError("a key is given twice in one object")
     return d
