@@ -407,6 +407,8 @@ HTTP += [   # every route and method of the HTTP API (54a's /v1, 54b's /coretex/
     Http("Transfer-Encoding chunked, chunked", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Transfer-Encoding: chunked, chunked")
          + b"0\r\n\r\n", 411, "length_required"),
     Http("a chunked GET", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "Transfer-Encoding: chunked") + b"0\r\n\r\n", 411, "length_required"),
+    Http("HTTP/1.0 POST without a Host (answered, then closed at once)", "RAW", "POST /coretex/submit",
+         b"POST /coretex/submit HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}", 400, "BODY"),
     Http("chunked on HTTP/1.0", "RAW", "POST /coretex/submit", b"POST /coretex/submit HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, EMPTY),
     # header lines
     Http("an obs-folded header", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A: a", " b"), 400, "bad_request"),

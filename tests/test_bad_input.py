@@ -2,7 +2,7 @@
 patch) or a JSON 4xx, no traceback, and nothing written to the database. The cases are data in
 `bad_input_cases.py`; `docs/bad-input.md` is generated from them and must be current."""
 
-import json, os, socket, subprocess
+import json, os, socket, subprocess, time
 from pathlib import Path
 import pytest
 from bad_input_cases import CLI, EMPTY, EMPTY_HEAD, HTTP, FILES, markdown, raw
@@ -108,8 +108,10 @@ def code_of(body: dict):
 def wrong(port, case) -> str|None:
     "Why the answer to `case` is not the one its contract gives (None when it is): one answer, its status, its code, a one-line message."
     method = case.path.split()[0] if case.method == "RAW" else case.method
+    t0 = time.monotonic()
     got = answers(port, request_bytes(case), method)
     if len(got) != 1: return f"{len(got)} answers: {[g[0] for g in got]}"
+    if time.monotonic() - t0 > 5 and case.status != 408: return f"the connection was held {time.monotonic() - t0:.1f} s"   # not waiting out a deadline
     status, fields, body = got[0]
     if status == 405 and (not fields.get("allow") or method in fields["allow"]): return f"a 405 with Allow {fields.get('allow')!r}"
     if case.method == "HEAD":   # no body: HEAD's status and length must be the GET's, whose body is checked

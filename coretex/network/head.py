@@ -131,7 +131,8 @@ async def relay_response(upstream: asyncio.StreamReader,  # the connection to Gr
         if n is not None: n -= len(chunk)
         await writer.drain()
     await writer.drain()
-    return b"close" not in fields.get(b"connection", b"").lower()
+    keep = fields.get(b"connection", b"").lower()
+    return b"close" not in keep and (head.startswith(b"HTTP/1.1") or b"keep-alive" in keep)   # RFC 9112 9.3: 1.0 persists on keep-alive alone
 
 # %% ../../nbs/54c_head.ipynb #3cd80551
 class HeadGuard:

@@ -209,7 +209,7 @@ def check_head(scope: dict) -> int|Refusal:
     hosts = [v for k, v in hs if k == b"host"]   # Granian gives a request that has no Host an empty one
     if scope["http_version"] == "1.1" and (len(hosts) != 1 or not hosts[0]):
         return Refusal(400, "bad_request", "exactly one non-empty Host header is required")
-    if hosts and not _HOST.fullmatch(hosts[0]): return Refusal(400, "bad_request", "the Host header is not a host and an optional port")
+    if hosts and hosts[0] and not _HOST.fullmatch(hosts[0]): return Refusal(400, "bad_request", "the Host header is not a host and an optional port")
     if any(c in v for _, v in hs for c in (b"\0", b"\r", b"\n")): return Refusal(400, "bad_request", "a header value holds a control character")
     if not all(_utf8(v) for _, v in hs): return Refusal(400, "bad_request", "a header value is not UTF-8")
     if len(scope["raw_path"]) + len(scope["query_string"]) > MAX_TARGET:
