@@ -126,9 +126,9 @@ def front(a, tmp: Path) -> None:
                           f"(ratio {f['ratio']:.2f}x), max {f['max_all_ms']:.1f} ms ({f['burst_gets']} GETs in the first {f['settle_s']:g} s: max "
                           f"{f['burst_max_ms']:.1f} ms; after: {f['max_ms']:.1f} ms); {f['timeouts']}/{f['gets']} GETs timed out; the crowd used "
                           f"{f['crowd_cpu_s']} s of CPU", flush=True)
-        if a.descriptors:
+        for round_ in range(a.descriptor_rounds if a.descriptors else 0):   # a second round on the same serve: RSS at a plateau, or growing
             f = sv.descriptor_flood(s, a.descriptors, 200)
-            print(f"[{load_now()}] {f['n']} connections from {f['addresses']} addresses, each one byte of a head, held ({f['connected']} connected; "
+            print(f"[{load_now()}] round {round_ + 1}: {f['n']} connections from {f['addresses']} addresses, each one byte of a head, held ({f['connected']} connected; "
                   f"their ends {f['answers']}): serve printed {f['tracebacks']} tracebacks, {f['emfile_lines']} EMFILE lines, {f['descriptor_warnings']} "
                   f"descriptor warnings ({f['log_bytes']} bytes); serve RSS {f['rss_before_mb']} MB -> peak {f['rss_peak_mb']} MB -> {f['rss_after_mb']} MB "
                   f"15 s after (ratio {f['rss_after_ratio']:.3f}); a normal client's GET median {f['median_ms']:.1f} ms, max {f['max_ms']:.1f} ms, "
@@ -161,15 +161,12 @@ def head(a, tmp: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     from smuggling_cases import SMUGGLING
     from test_attacks import exchange_raw
-    from test_bad_input import exchange
-    from bad_input_cases import HTTP, EMPTY
+    from test_bad_input import wrong
+    from bad_input_cases import HTTP
     with sv.served(tmp / "head", "--rate", 1_000_000, "--requests", 100_000) as s:
         port = int(s.base.rsplit(":", 1)[1])
         probes = {name: exchange_raw(port, raw) == (want, closes) for name, (raw, want, closes) in SMUGGLING.items()}
-        bad = {}
-        for case in HTTP:
-            status, body = exchange(port, case)
-            bad[case.name] = (status, body) == (case.status, None) if case.code is EMPTY else (status, body and body.get("error")) == (case.status, case.code)
+        bad = {case.name: wrong(port, case) is None for case in HTTP}
     print(f"[{load_now()}] {sum(probes.values())}/{len(probes)} smuggling probes answered once each with the status the contract gives"
           + (f" (not: {[k for k, v in probes.items() if not v]})" if not all(probes.values()) else "")
           + f"; {sum(bad.values())}/{len(bad)} malformed HTTP requests refused as the contract says"
@@ -206,6 +203,7 @@ if __name__ == "__main__":
     ap.add_argument("--submits", type=int, default=20, help="evaluated submissions each way for the miner part")
     ap.add_argument("--reconnect-s", type=float, default=30.0, help="seconds each reconnecting crowd runs (front)")
     ap.add_argument("--descriptors", type=int, default=20_000, help="connections of the descriptor flood (front; 0: skip it)")
+    ap.add_argument("--descriptor-rounds", type=int, default=1, help="descriptor floods one after another on the same serve (front)")
     ap.add_argument("--serve-kills", type=int, default=10, help="kill -9 of serve under load (front; 0: skip it)")
     ap.add_argument("--rotating", type=int, default=100, help="addresses of the rotating flood, 10 jobs each (front; 0: skip it)")
     ap.add_argument("--head-gets", type=int, default=1000, help="GETs each way timing the head reader (head)")

@@ -2655,6 +2655,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                     'coretex/network/intake.py'),
                                         'coretex.network.intake.Submission': ('intake.html#submission', 'coretex/network/intake.py'),
                                         'coretex.network.intake._no_constant': ('intake.html#_no_constant', 'coretex/network/intake.py'),
+                                        'coretex.network.intake._one_each': ('intake.html#_one_each', 'coretex/network/intake.py'),
                                         'coretex.network.intake._show': ('intake.html#_show', 'coretex/network/intake.py'),
                                         'coretex.network.intake.check_epoch': ('intake.html#check_epoch', 'coretex/network/intake.py'),
                                         'coretex.network.intake.check_miner': ('intake.html#check_miner', 'coretex/network/intake.py'),

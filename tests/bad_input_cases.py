@@ -7,6 +7,7 @@ from collections import namedtuple
 
 Cli = namedtuple("Cli", "name argv rc says")            # {token}s in argv are files made by the test
 Http = namedtuple("Http", "name method path body status code")   # body: bytes, or "raw:" bytes sent as is on a socket
+EMPTY_HEAD = "(HEAD)"   # a HEAD's answer: the status alone, with no body by definition
 EMPTY = None   # the code of a refusal by Granian's own HTTP parser: the status alone, with an empty body (no hook lets coretex answer it)
 
 FILES = {                                                # token -> (what it is, bytes or None for a folder)
@@ -162,6 +163,17 @@ def submission(**kw) -> bytes:
     f = {"miner": f'"{M}"', "patch": '"{patch}"', "epochId": "1", **kw}
     return ("{" + ", ".join(f'"{k}": {v}' for k, v in f.items()) + "}").encode()
 
+def raw(method: str, target: str, *headers: str, body: bytes|None = None, close: bool = True) -> bytes:
+    "The bytes of one request: Host x, the `headers` as given (latin-1: a str may carry any byte), a Content-Length for a body, Connection: close."
+    lines = [f"{method} {target} HTTP/1.1", "Host: x", *headers] + ([f"Content-Length: {len(body)}"] if body is not None else [])
+    return "\r\n".join(lines + ["Connection: close"] * close + ["", ""]).encode("latin-1") + (body or b"")
+
+R = "0x" + "11" * 32                                     # a root no epoch has
+def submit_body(**kw) -> bytes:
+    "A /coretex/submit body: the lens patch on the open epoch's root from miner M, some fields replaced by raw JSON text (None: left out)."
+    f = {"patchBytesHex": '"0x{patch}"', "parentStateRoot": '"{root}"', "minerAddress": f'"{M}"', **kw}
+    return ("{" + ", ".join(f'"{k}": {v}' for k, v in f.items() if v is not None) + "}").encode()
+
 HTTP = [
     Http("body announced as 1 GB", "RAW", "POST /v1/patches",
          b"POST /v1/patches HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n" + b"x" * 1000, 413, "request_entity_too_large"),
@@ -234,6 +246,204 @@ HTTP = [
          400, "bad_request"),
 ]
 
+HTTP += [   # every route and method of the HTTP API (54a's /v1, 54b's /coretex/*), each answered once
+    # wrong methods: /v1 answers 405 naming what it allows; /coretex/* answers the reference's 404 (54b: it has no 405)
+    Http("GET on the intake", "GET", "/v1/patches", None, 405, "method_not_allowed"),
+    Http("PUT on the intake", "PUT", "/v1/patches", b"{}", 405, "method_not_allowed"),
+    Http("PATCH on the intake", "PATCH", "/v1/patches", b"{}", 405, "method_not_allowed"),
+    Http("HEAD on the intake", "HEAD", "/v1/patches", None, 405, "method_not_allowed"),
+    Http("POST to a job", "POST", "/v1/jobs/x", b"{}", 405, "method_not_allowed"),
+    Http("PUT to a job", "PUT", "/v1/jobs/x", b"{}", 405, "method_not_allowed"),
+    Http("TRACE on a job", "TRACE", "/v1/jobs/x", None, 405, "method_not_allowed"),
+    Http("DELETE of a result", "DELETE", "/v1/results/x", None, 405, "method_not_allowed"),
+    Http("POST to a result", "POST", "/v1/results/x", b"{}", 405, "method_not_allowed"),
+    Http("HEAD of an unknown result", "HEAD", "/v1/results/x", None, 404, "unknown_result"),
+    Http("POST to health", "POST", "/coretex/health", b"{}", 404, "coretex-not-found"),
+    Http("DELETE of status", "DELETE", "/coretex/status", None, 404, "coretex-not-found"),
+    Http("OPTIONS on status", "OPTIONS", "/coretex/status", None, 404, "coretex-not-found"),
+    Http("GET of submit", "GET", "/coretex/submit", None, 404, "coretex-not-found"),
+    Http("PUT to submit", "PUT", "/coretex/submit", b"{}", 404, "coretex-not-found"),
+    Http("POST to a receipt", "POST", "/coretex/receipt/" + R, b"{}", 404, "coretex-not-found"),
+    Http("PATCH of a substrate", "PATCH", "/coretex/substrate/" + R, b"{}", 404, "coretex-not-found"),
+    Http("HEAD of health (the reference answers GET alone)", "RAW", "HEAD /coretex/health", raw("HEAD", "/coretex/health"), 404, EMPTY_HEAD),
+    # bad paths
+    Http("the root", "GET", "/", None, 404, "not_found"),
+    Http("an empty job id", "GET", "/v1/jobs/", None, 404, "not_found"),
+    Http("a doubled slash", "GET", "/v1//jobs/x", None, 404, "not_found"),
+    Http("a job id with a trailing slash", "GET", "/v1/jobs/x/", None, 404, "not_found"),
+    Http("a job id of encoded ../", "GET", "/v1/jobs/..%2f..%2fetc%2fpasswd", None, 404, "not_found"),
+    Http("a job id with an encoded slash", "GET", "/v1/jobs/x%2Fy", None, 404, "not_found"),
+    Http("a job id %00", "GET", "/v1/jobs/%00", None, 404, "unknown_job"),
+    Http("a result key not UTF-8", "GET", "/v1/results/%ff", None, 404, "unknown_result"),
+    Http("a path of 9,000 bytes", "GET", "/v1/jobs/" + "a" * 9000, None, 414, "uri_too_long"),
+    Http("/coretex itself", "GET", "/coretex", None, 404, "not_found"),
+    Http("a removed route, /coretex/challenge", "GET", "/coretex/challenge", None, 404, "coretex-not-found"),
+    Http("/CORETEX/health (paths are case-sensitive)", "GET", "/CORETEX/health", None, 404, "not_found"),
+    Http("health with %00 after it", "GET", "/coretex/health%00", None, 404, "coretex-not-found"),
+    Http("a dot-segment under /coretex/", "GET", "/coretex/%2e%2e/v1/jobs/x", None, 404, "coretex-not-found"),
+    Http("a substrate root of 2 bytes", "GET", "/coretex/substrate/0x1234", None, 404, "coretex-not-found"),
+    Http("a substrate root of 65 hex digits", "GET", "/coretex/substrate/" + R + "1", None, 404, "coretex-not-found"),
+    Http("a substrate root that is not hex", "GET", "/coretex/substrate/0x" + "zz" * 32, None, 404, "coretex-not-found"),
+    Http("a substrate root no epoch has", "GET", "/coretex/substrate/" + R, None, 404, "coretex-substrate-not-found"),
+    Http("a receipt hash that is not hex", "GET", "/coretex/receipt/zz", None, 404, "coretex-not-found"),
+    Http("a receipt hash with a path after it", "GET", "/coretex/receipt/" + R + "/x", None, 404, "coretex-not-found"),
+    Http("a receipt never signed", "GET", "/coretex/receipt/" + R, None, 404, "rejected"),
+    # bad query values
+    Http("status of a miner of 39 hex digits", "GET", "/coretex/status?miner=0x" + "4" * 39, None, 400, "coretex-bad-request"),
+    Http("status of a miner with 0X", "GET", "/coretex/status?miner=0X" + "42" * 20, None, 400, "coretex-bad-request"),
+    Http("status of a miner without 0x", "GET", "/coretex/status?miner=" + "42" * 20, None, 400, "coretex-bad-request"),
+    Http("status of miner=", "GET", "/coretex/status?miner=", None, 400, "coretex-bad-request"),
+    Http("status of a bare miner", "GET", "/coretex/status?miner", None, 400, "coretex-bad-request"),
+    Http("status of miner %ff (not UTF-8)", "GET", "/coretex/status?miner=%ff", None, 400, "coretex-bad-request"),
+    Http("status of miner %c3%28 (a broken UTF-8 pair)", "GET", "/coretex/status?miner=%c3%28", None, 400, "coretex-bad-request"),
+    Http("status of a miner with %00 after it", "GET", f"/coretex/status?miner={M}%00", None, 400, "coretex-bad-request"),
+    Http("status of a miner with a space after it", "GET", f"/coretex/status?miner={M}%20", None, 400, "coretex-bad-request"),
+    Http("status of a miner with a + before it", "GET", f"/coretex/status?miner=+{M}", None, 400, "coretex-bad-request"),
+    Http("status of a miner in fullwidth digits", "GET", "/coretex/status?miner=0x" + "%EF%BC%94" * 40, None, 400, "coretex-bad-request"),
+    Http("status of a miner encoded twice", "GET", "/coretex/status?miner=%2530x" + "42" * 20, None, 400, "coretex-bad-request"),
+    Http("status of a miner; a parameter after ;", "GET", f"/coretex/status?miner={M};x=1", None, 400, "coretex-bad-request"),
+    Http("status of miner[0]", "GET", f"/coretex/status?miner[0]={M}", None, 400, "coretex-bad-request"),
+    Http("status of Miner (names are case-sensitive)", "GET", f"/coretex/status?Miner={M}", None, 400, "coretex-bad-request"),
+    Http("status with an unknown parameter", "GET", "/coretex/status?foo=1", None, 400, "coretex-bad-request"),
+    Http("status of a miner and an unknown parameter", "GET", f"/coretex/status?miner={M}&foo=1", None, 400, "coretex-bad-request"),
+    Http("status with an empty miner twice", "GET", "/coretex/status?miner=&miner=", None, 400, "coretex-bad-request"),
+    Http("a query on a job", "GET", "/v1/jobs/x?x=1", None, 400, "bad_request"),
+    Http("a repeated query on a job", "GET", "/v1/jobs/x?a=1&a=2", None, 400, "bad_request"),
+    Http("a query not UTF-8 on a result", "GET", "/v1/results/x?%ff", None, 400, "bad_request"),
+    Http("a query of 9,000 bytes on health", "GET", "/coretex/health?x=" + "a" * 9000, None, 414, "uri_too_long"),
+    Http("a query of 15 KB on a receipt", "GET", "/coretex/receipt/" + R + "?x=" + "a" * 15_000, None, 414, "uri_too_long"),
+    # bad JSON bodies on /v1/patches
+    Http("an empty body", "POST", "/v1/patches", b"", 400, "bad_json"),
+    Http("a truncated object", "POST", "/v1/patches", b'{"miner": "0x42', 400, "bad_json"),
+    Http("a JSON string", "POST", "/v1/patches", b'"x"', 400, "bad_json"),
+    Http("JSON null", "POST", "/v1/patches", b"null", 400, "bad_json"),
+    Http("a number 1e999999", "POST", "/v1/patches", b"1e999999", 400, "bad_json"),
+    Http("a UTF-8 BOM before the object", "POST", "/v1/patches", b"\xef\xbb\xbf" + submission(), 400, "bad_json"),
+    Http("miner given twice", "POST", "/v1/patches", submission(miner=f'"{M}", "miner": "0x' + "43" * 20 + '"'), 400, "bad_json"),
+    Http("an object 33 deep", "POST", "/v1/patches", b'{"a": ' * 33 + b"1" + b"}" * 33, 400, "bad_json"),
+    Http("epochId -Infinity", "POST", "/v1/patches", submission(epochId="-Infinity"), 400, "bad_json"),
+    Http("epochId of 5,000 digits", "POST", "/v1/patches", submission(epochId="9" * 5000), 400, "bad_json"),
+    Http("epochId of 400 digits", "POST", "/v1/patches", submission(epochId="9" * 400), 400, "bad_epoch"),
+    Http("epochId -1", "POST", "/v1/patches", submission(epochId="-1"), 400, "bad_epoch"),
+    Http("epochId null", "POST", "/v1/patches", submission(epochId="null"), 400, "bad_epoch"),
+    Http("epochId 1e2", "POST", "/v1/patches", submission(epochId="1e2"), 400, "bad_epoch"),
+    Http("epochId 01 (a leading zero)", "POST", "/v1/patches", submission(epochId="01"), 400, "bad_json"),
+    Http("epochId 0x1", "POST", "/v1/patches", submission(epochId="0x1"), 400, "bad_json"),
+    Http("miner null", "POST", "/v1/patches", submission(miner="null"), 400, "bad_miner"),
+    Http("miner of 21 bytes", "POST", "/v1/patches", submission(miner='"0x' + "42" * 21 + '"'), 400, "bad_miner"),
+    Http("miner an array", "POST", "/v1/patches", submission(miner=f'["{M}"]'), 400, "bad_miner"),
+    Http("miner not hex", "POST", "/v1/patches", submission(miner='"0x' + "g4" * 20 + '"'), 400, "bad_miner"),
+    Http("miner a lone surrogate", "POST", "/v1/patches", submission(miner='"\\ud800"'), 400, "bad_miner"),
+    Http("miner with an escaped NUL", "POST", "/v1/patches", submission(miner=f'"{M}\\u0000"'), 400, "bad_miner"),
+    Http("patch null", "POST", "/v1/patches", submission(patch="null"), 400, "malformed_hex"),
+    Http("patch an object", "POST", "/v1/patches", submission(patch="{}"), 400, "malformed_hex"),
+    Http("patch of an odd number of hex digits", "POST", "/v1/patches", submission(patch='"{patch}0"'), 400, "malformed_hex"),
+    Http("patch empty", "POST", "/v1/patches", submission(patch='""'), 400, "wrong_size"),
+    Http("text after the object", "POST", "/v1/patches", submission() + b" x", 400, "bad_json"),
+    Http("two objects", "POST", "/v1/patches", submission() + submission(), 400, "bad_json"),
+    Http("a comment in the body", "POST", "/v1/patches", b"/* x */" + submission(), 400, "bad_json"),
+    Http("single quotes", "POST", "/v1/patches", submission().replace(b'"', b"'"), 400, "bad_json"),
+    Http("a trailing comma", "POST", "/v1/patches", submission()[:-1] + b", }", 400, "bad_json"),
+    # what the body is said to be
+    Http("a form body", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/x-www-form-urlencoded", body=b"a=1"),
+         415, "unsupported_media_type"),
+    Http("a multipart body", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: multipart/form-data; boundary=x", body=b"{}"),
+         415, "unsupported_media_type"),
+    Http("an empty Content-Type", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type:", body=b"{}"), 415, "unsupported_media_type"),
+    Http("two Content-Types", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/json", "Content-Type: text/plain",
+         body=b"{}"), 415, "unsupported_media_type"),
+    Http("application/jsonx", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/jsonx", body=b"{}"),
+         415, "unsupported_media_type"),
+    Http("JSON in charset latin-1", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/json; charset=latin-1",
+         body=submission().replace(b"{patch}", b"00")), 415, "unsupported_media_type"),
+    Http("JSON in charset UTF-16", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/json; charset=utf-16",
+         body='{"miner": 1}'.encode("utf-16")), 415, "unsupported_media_type"),
+    Http("a gzip-encoded body", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Type: application/json", "Content-Encoding: gzip",
+         body=b"\x1f\x8b\x08\x00"), 415, "unsupported_media_type"),
+    # /coretex/submit: the reference's envelopes (BODY and DECODE 400; an unknown key, a patch too large, another parent 200)
+    Http("submit: not JSON", "POST", "/coretex/submit", b"{", 400, "BODY"),
+    Http("submit: a JSON array", "POST", "/coretex/submit", b"[]", 400, "BODY"),
+    Http("submit: an empty body", "POST", "/coretex/submit", b"", 400, "BODY"),
+    Http("submit: no body and no Content-Length", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit"), 400, "BODY"),
+    Http("submit: not UTF-8", "POST", "/coretex/submit", b"\xff" + submit_body(), 400, "BODY"),
+    Http("submit: NaN", "POST", "/coretex/submit", submit_body(minerAddress="NaN"), 400, "BODY"),
+    Http("submit: nested 8,000 deep", "POST", "/coretex/submit", b"[" * 8000 + b"]" * 8000, 400, "BODY"),
+    Http("submit: a key twice", "POST", "/coretex/submit", submit_body(minerAddress=f'"{M}", "minerAddress": "{M}"'), 400, "BODY"),
+    Http("submit: an unknown key (200: the reference's contract)", "POST", "/coretex/submit", submit_body(extra="1"), 200, "BODY_UNKNOWN_KEY"),
+    Http("submit: patchBytesHex 0x alone", "POST", "/coretex/submit", submit_body(patchBytesHex='"0x"'), 400, "BODY"),
+    Http("submit: patchBytesHex of odd length", "POST", "/coretex/submit", submit_body(patchBytesHex='"0x{patch}0"'), 400, "BODY"),
+    Http("submit: patchBytesHex without 0x", "POST", "/coretex/submit", submit_body(patchBytesHex='"{patch}"'), 400, "BODY"),
+    Http("submit: patchBytesHex a number", "POST", "/coretex/submit", submit_body(patchBytesHex="12"), 400, "BODY"),
+    Http("submit: a patch of 257 bytes (200: the reference's contract)", "POST", "/coretex/submit", submit_body(patchBytesHex='"0x' + "ab" * 257 + '"'),
+         200, "PATCH_TOO_LARGE"),
+    Http("submit: parentStateRoot of 63 hex digits", "POST", "/coretex/submit", submit_body(parentStateRoot='"0x' + "1" * 63 + '"'), 400, "BODY"),
+    Http("submit: parentStateRoot missing", "POST", "/coretex/submit", submit_body(parentStateRoot=None), 400, "BODY"),
+    Http("submit: minerAddress of 19 bytes", "POST", "/coretex/submit", submit_body(minerAddress='"0x' + "42" * 19 + '"'), 400, "BODY"),
+    Http("submit: minerAddress missing", "POST", "/coretex/submit", submit_body(minerAddress=None), 400, "BODY"),
+    Http("submit: another parent (200: the reference's contract)", "POST", "/coretex/submit", submit_body(parentStateRoot=f'"{R}"'), 200, "E01"),
+    Http("submit: bytes that are no patch", "POST", "/coretex/submit", submit_body(patchBytesHex='"0xff01"'), 400, "DECODE"),
+    Http("submit: a body of 16 KiB + 1", "POST", "/coretex/submit", b" " * (16 * 1024 + 1), 413, "request_entity_too_large"),
+    Http("submit: a chunked body", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Transfer-Encoding: chunked") + b"2\r\n{}\r\n0\r\n\r\n",
+         411, "length_required"),
+    Http("submit: a header not UTF-8", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "X-Miner: \xff", body=b"{}"), 400, "bad_request"),
+    # Content-Length and Transfer-Encoding
+    Http("Content-Length -1", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: -1"), 400, EMPTY),
+    Http("Content-Length +2", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: +2") + b"{}", 400, EMPTY),
+    Http("Content-Length 0x2", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 0x2") + b"{}", 400, EMPTY),
+    Http("Content-Length 2, 2", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 2, 2") + b"{}", 400, EMPTY),
+    Http("an empty Content-Length", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length:") + b"{}", 400, EMPTY),
+    Http("Content-Length of 19 digits", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 0000000000000000002") + b"{}",
+         400, "bad_request"),
+    Http("Content-Length 50 and 2 bytes sent (the body's deadline, 10-12.5 s)", "RAW", "POST /v1/patches",
+         raw("POST", "/v1/patches", "Content-Type: application/json", "Content-Length: 50") + b"{}", 408, "request_timeout"),
+    Http("a Host that is a port alone", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nHost: :8750\r\nConnection: close\r\n\r\n",
+         400, "bad_request"),
+    Http("Content-Length 16,385 on submit", "RAW", "POST /coretex/submit", raw("POST", "/coretex/submit", "Content-Length: 16385"), 413,
+         "request_entity_too_large"),
+    Http("Content-Length and Transfer-Encoding", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Content-Length: 5", "Transfer-Encoding: chunked")
+         + b"0\r\n\r\n", 411, "length_required"),
+    Http("Transfer-Encoding gzip", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Transfer-Encoding: gzip"), 400, EMPTY),
+    Http("Transfer-Encoding xchunked", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Transfer-Encoding: xchunked"), 400, EMPTY),
+    Http("Transfer-Encoding chunked, chunked", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "Transfer-Encoding: chunked, chunked")
+         + b"0\r\n\r\n", 411, "length_required"),
+    Http("a chunked GET", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "Transfer-Encoding: chunked") + b"0\r\n\r\n", 411, "length_required"),
+    Http("HTTP/1.0 POST without a Host (answered, then closed at once)", "RAW", "POST /coretex/submit",
+         b"POST /coretex/submit HTTP/1.0\r\nContent-Length: 2\r\n\r\n{}", 400, "BODY"),
+    Http("chunked on HTTP/1.0", "RAW", "POST /coretex/submit", b"POST /coretex/submit HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400, EMPTY),
+    # header lines
+    Http("an obs-folded header", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A: a", " b"), 400, "bad_request"),
+    Http("a space before the colon", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A : a"), 400, "bad_request"),
+    Http("a header with no colon", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A"), 400, "bad_request"),
+    Http("an empty header name", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", ": a"), 400, "bad_request"),
+    Http("a header name with ( )", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X(A): a"), 400, "bad_request"),
+    Http("a header name not ASCII", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X\xe9: a"), 400, "bad_request"),
+    Http("a header value with NUL", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A: a\x00b"), 400, "bad_request"),
+    Http("a header value with a bare CR", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-A: a\rb"), 400, "bad_request"),
+    Http("two Hosts", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "Host: y"), 400, "bad_request"),
+    Http("an empty Host", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n", 400, "bad_request"),
+    Http("no Host", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nConnection: close\r\n\r\n", 400, "bad_request"),
+    Http("a Host with a space", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n", 400, "bad_request"),
+    Http("a Host with userinfo", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.1\r\nHost: u@x\r\nConnection: close\r\n\r\n", 400, "bad_request"),
+    Http("X-Forwarded-For not UTF-8", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", "X-Forwarded-For: \xff, ::::"), 400, "bad_request"),
+    Http("a header not UTF-8 on the intake", "RAW", "POST /v1/patches", raw("POST", "/v1/patches", "X-A: caf\xe9", body=b"{}"), 400, "bad_request"),
+    Http("500 header lines", "RAW", "GET /coretex/health", raw("GET", "/coretex/health", *(f"X-{i}: a" for i in range(500))), 431, EMPTY),
+    # request lines
+    Http("no HTTP version", "RAW", "GET /coretex/health", b"GET /coretex/health\r\n\r\n", 400, "bad_request"),
+    Http("HTTP/3.0", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/3.0\r\nHost: x\r\n\r\n", 505, "http_version_not_supported"),
+    Http("HTTP/1.2", "RAW", "GET /coretex/health", b"GET /coretex/health HTTP/1.2\r\nHost: x\r\n\r\n", 400, EMPTY),
+    Http("two spaces after the method", "RAW", "GET  /coretex/health", b"GET  /coretex/health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    Http("a tab after the method", "RAW", "GET\\t/coretex/health", b"GET\t/coretex/health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    Http("a space in the target", "RAW", "GET /coretex/he alth", b"GET /coretex/he alth HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    Http("a raw NUL in the target", "RAW", "GET /coretex/\\0", b"GET /coretex/\x00 HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    Http("a raw non-ASCII byte in the target", "RAW", "GET /coretex/\\xff", b"GET /coretex/\xff HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+    Http("a target without its first slash", "RAW", "GET coretex/health", raw("GET", "coretex/health"), 400, "bad_request"),
+    Http("GET * (asterisk-form is OPTIONS' alone)", "RAW", "GET *", raw("GET", "*"), 400, "bad_request"),
+    Http("CONNECT (this server is not a proxy)", "RAW", "CONNECT x:443", raw("CONNECT", "x:443"), 501, "not_implemented"),
+    Http("a method Get", "RAW", "Get /coretex/health", raw("Get", "/coretex/health"), 501, "not_implemented"),
+    Http("a method of 5,000 letters", "RAW", "AAAA... /", raw("A" * 5000, "/"), 501, "not_implemented"),
+    Http("a TLS ClientHello on the plain port", "RAW", "(TLS)", bytes.fromhex("16030100a5010000a10303") + bytes(40), 400, "bad_request"),
+]
+
 
 def markdown() -> str:
     "The table of cases for the docs."
@@ -242,8 +452,12 @@ def markdown() -> str:
            "Generated from `tests/bad_input_cases.py` (the parameters of `tests/test_bad_input.py`) by",
            "`python tests/bad_input_cases.py > docs/bad-input.md`. Every case: one line naming the input, the exit",
            "status or HTTP status below, a JSON body for HTTP, no traceback, nothing written to the database.",
+           "Each HTTP case is sent on a connection of its own and read to its close: exactly one answer must come.",
            "An HTTP error marked *(empty)* is refused by the server's own parser (Granian's, hyper's HTTP/1) after",
-           "coretex's reader of heads passed the request on: the status is the contract there, and the body is empty.",
+           "coretex's reader of heads passed the request on: the status is the contract there, and the body is empty;",
+           "*(HEAD)* is a HEAD's answer, a status with no body. Under `/coretex/` a wrong method or path is the reference's",
+           "404 `coretex-not-found` (it has no 405), and `rejected` is the reference's bare envelope for an unknown receipt.",
+           "A 405 elsewhere names the allowed methods in `Allow`.",
            "Where the reference's contract answers a rejected submission 200 (`POST /coretex/submit` with an unknown key",
            "or a patch on another parent), so does coretex: the rejection is in the envelope's `code`.", "",
            "## Command line", "", "| case | command | exit | the line says |", "|---|---|---|---|"]
@@ -251,7 +465,8 @@ def markdown() -> str:
     out += [f"| {cell(c.name)} | `{cell(' '.join(short(a) for a in c.argv))}` | {c.rc} | {cell(c.says)} |" for c in CLI]
     out += ["", "Files named in braces:", ""] + [f"- `{{{k}}}`: {v[0]}" for k, v in FILES.items()]
     out += ["", "## HTTP (`coretex coordinator serve`)", "", "| case | request | status | error |", "|---|---|---|---|"]
-    out += [f"| {cell(h.name)} | {h.method} {h.path} | {h.status} | " + (f"`{h.code}` |" if h.code else "*(empty)* |") for h in HTTP]
+    target = lambda p: p if len(p) <= 90 else f"{p[:60]}... ({len(p):,} bytes)"
+    out += [f"| {cell(h.name)} | {h.method} {cell(target(h.path))} | {h.status} | " + (f"`{h.code}` |" if h.code not in (EMPTY, EMPTY_HEAD) else f"*{h.code or '(empty)'}* |") for h in HTTP]
     return "\n".join(out) + "\n"
 
 

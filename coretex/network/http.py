@@ -111,7 +111,10 @@ def handle_errors(app) -> None:
     from flask import request
     from werkzeug.exceptions import HTTPException
     @app.errorhandler(HTTPException)
-    def http_error(e): return refuse(Refusal(e.code, status_code(e.name), e.description))
+    def http_error(e):
+        r = refuse(Refusal(e.code, status_code(e.name), e.description))
+        if getattr(e, "valid_methods", None): r.headers["Allow"] = ", ".join(sorted(e.valid_methods))   # RFC 9110 15.5.6: a 405 names what is allowed
+        return r
     @app.errorhandler(pymongo.errors.ConnectionFailure)
     def db_away(e): return refuse(Refusal(503, "database_unavailable", "the database is not answering; try again"))
     @app.errorhandler(Exception)
@@ -121,12 +124,17 @@ def handle_errors(app) -> None:
 
 # %% ../../nbs/54a_http.ipynb #39dd463a
 def read_routes(app, coord: Coordinator) -> None:
-    """GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict).
+    """GET /v1/jobs/<id> (a job as stored) and GET /v1/results/<dedupKey> (a signed verdict); neither takes a query (400).
 
     Args:
         app
         coord (Coordinator)
     """
+    from flask import request
+    @app.before_request
+    def no_query():
+        if request.query_string and request.path.startswith(("/v1/jobs/", "/v1/results/")):
+            return refuse(Refusal(400, "bad_request", "this route takes no query"))
     @app.get("/v1/jobs/<job_id>", provide_automatic_options=False)
     def job(job_id):
         j = coord.store.job_json(job_id)
@@ -150,6 +158,10 @@ def submit_route(app, coord: Coordinator, limiter: RateLimiter) -> None:
     def submit():
         if request.content_type is not None and request.mimetype != "application/json":   # no Content-Type at all is taken as JSON
             return refuse(Refusal(415, "unsupported_media_type", f"the body is JSON: send Content-Type: application/json, not {_show(request.content_type)}"))
+        if request.mimetype_params.get("charset", "utf-8").lower() not in ("utf-8", "utf8"):   # RFC 8259 8.1: JSON between systems is UTF-8
+            return refuse(Refusal(415, "unsupported_media_type", f"JSON is UTF-8, not charset={_show(request.mimetype_params['charset'])}"))
+        if request.content_encoding not in (None, "identity"):
+            return refuse(Refusal(415, "unsupported_media_type", f"the body is taken as sent, not {_show(request.content_encoding)}-encoded"))
         body = parse_json(request.get_data(cache=False))
         sub = body if isinstance(body, Refusal) else parse_submission(body)
         if isinstance(sub, Refusal): return refuse(sub)
@@ -172,12 +184,15 @@ def make_app(coord: Coordinator, limiter: RateLimiter|None = None):
     from flask import Flask
     app = Flask("coretex-coordinator")
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app.url_map.merge_slashes = False   # /v1//jobs/x is no route (404), not a redirect to another
     handle_errors(app); read_routes(app, coord); submit_route(app, coord, RateLimiter() if limiter is None else limiter)
     return app
 
 # %% ../../nbs/54a_http.ipynb #adc79225
 HEAD_TIMEOUT = BODY_TIMEOUT = 10.0   # seconds for a request's head (from the connection's start or its last answer), then its body
 MAX_TARGET = 8000                    # bytes of path and query (RFC 9112 3: at least 8,000 must be taken; a longer one is a 414)
+
+_HOST = re.compile(rb"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(:[0-9]*)?")   # RFC 9112 3.2, RFC 3986 3.2.2: no userinfo, no space
 
 def _utf8(v: bytes) -> bool:
     try: v.decode("utf-8"); return True
@@ -194,6 +209,7 @@ def check_head(scope: dict) -> int|Refusal:
     hosts = [v for k, v in hs if k == b"host"]   # Granian gives a request that has no Host an empty one
     if scope["http_version"] == "1.1" and (len(hosts) != 1 or not hosts[0]):
         return Refusal(400, "bad_request", "exactly one non-empty Host header is required")
+    if hosts and hosts[0] and not _HOST.fullmatch(hosts[0]): return Refusal(400, "bad_request", "the Host header is not a host and an optional port")
     if any(c in v for _, v in hs for c in (b"\0", b"\r", b"\n")): return Refusal(400, "bad_request", "a header value holds a control character")
     if not all(_utf8(v) for _, v in hs): return Refusal(400, "bad_request", "a header value is not UTF-8")
     if len(scope["raw_path"]) + len(scope["query_string"]) > MAX_TARGET:

@@ -76,6 +76,11 @@ MAX_BODY = 16 * 1024
 
 def _no_constant(name): raise ValueError(f"{name} is not JSON")
 
+def _one_each(pairs: list) -> dict:   # Python's parser keeps the last of a key given twice, some others the first
+    d = dict(pairs)
+    if len(d) < len(pairs): raise ValueError("a key is given twice in one object")
+    return d
+
 def parse_json(body: bytes):
     """The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON.
 
@@ -86,7 +91,7 @@ def parse_json(body: bytes):
     try: text = body.decode("utf-8")
     except UnicodeDecodeError as e: return Refusal(400, "bad_json", f"request body is not UTF-8 (byte {e.start})")
     if json_depth(text) > MAX_DEPTH: return Refusal(400, "bad_json", f"request body nests deeper than {MAX_DEPTH}")
-    try: return json.loads(text, parse_constant=_no_constant)
+    try: return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_one_each)
     except ValueError as e: return Refusal(400, "bad_json", f"request body is not JSON ({str(e)[:80]})")
 
 # %% ../../nbs/53a_intake.ipynb #13001768
