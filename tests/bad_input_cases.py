@@ -368,7 +368,6 @@ HTTP += [   # every route and method of the HTTP API (54a's /v1, 54b's /coretex/
     Http("submit: not UTF-8", "POST", "/coretex/submit", b"\xff" + submit_body(), 400, "BODY"),
     Http("submit: NaN", "POST", "/coretex/submit", submit_body(minerAddress="NaN"), 400, "BODY"),
     Http("submit: nested 8,000 deep", "POST", "/coretex/submit", b"[" * 8000 + b"]" * 8000, 400, "BODY"),
-    Http("submit: a key twice", "POST", "/coretex/submit", submit_body(minerAddress=f'"{M}", "minerAddress": "{M}"'), 400, "BODY"),
     Http("submit: an unknown key (200: the reference's contract)", "POST", "/coretex/submit", submit_body(extra="1"), 200, "BODY_UNKNOWN_KEY"),
     Http("submit: patchBytesHex 0x alone", "POST", "/coretex/submit", submit_body(patchBytesHex='"0x"'), 400, "BODY"),
     Http("submit: patchBytesHex of odd length", "POST", "/coretex/submit", submit_body(patchBytesHex='"0x{patch}0"'), 400, "BODY"),

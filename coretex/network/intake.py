@@ -81,17 +81,20 @@ def _one_each(pairs: list) -> dict:   # Python's parser keeps the last of a key 
     if len(d) < len(pairs): raise ValueError("a key is given twice in one object")
     return d
 
-def parse_json(body: bytes):
+def parse_json(body: bytes,  # the request body as received
+               keys_once: bool = True,  # refuse a key given twice in one object; False keeps the last, as JavaScript's JSON.parse
+              ):
     """The JSON value of a request body, or a Refusal: too large, not UTF-8, nested too deeply, not strict JSON.
 
     Args:
-        body (bytes)
+        body (bytes): the request body as received
+        keys_once (bool, default True): refuse a key given twice in one object; False keeps the last, as JavaScript's JSON.parse
     """
     if len(body) > MAX_BODY: return Refusal(413, "request_entity_too_large", f"request body is {len(body)} bytes; at most {MAX_BODY}")
     try: text = body.decode("utf-8")
     except UnicodeDecodeError as e: return Refusal(400, "bad_json", f"request body is not UTF-8 (byte {e.start})")
     if json_depth(text) > MAX_DEPTH: return Refusal(400, "bad_json", f"request body nests deeper than {MAX_DEPTH}")
-    try: return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_one_each)
+    try: return json.loads(text, parse_constant=_no_constant, object_pairs_hook=_one_each if keys_once else dict)
     except ValueError as e: return Refusal(400, "bad_json", f"request body is not JSON ({str(e)[:80]})")
 
 # %% ../../nbs/53a_intake.ipynb #13001768

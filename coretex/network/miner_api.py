@@ -343,7 +343,7 @@ def parse_submit(raw: bytes) -> tuple|dict:
     Args:
         raw (bytes)
     """
-    body = parse_json(raw)
+    body = parse_json(raw, keys_once=False)   # JSON.parse keeps the last of a key given twice
     if isinstance(body, Refusal) or not isinstance(body, dict): return rejected("BODY", "malformed body: expected a JSON object")
     if extra := sorted(set(body) - set(SUBMIT_KEYS)): return rejected("BODY_UNKNOWN_KEY", f"unknown key {extra[0][:40]!r}")
     patch, parent, miner = (body.get(k) for k in SUBMIT_KEYS)
