@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['ZERO32', 'MiningContract', 'set_epoch', 'set_context', 'commit', 'reveal', 'open_epoch', 'revealed_secret',
-           'mining_context']
+           'mining_context', 'revealed_secrets']
 
 # %% ../../nbs/51b_mining.ipynb #22ae840d
 from ..core.keccak import keccak256, to_hex, from_hex
@@ -140,3 +140,19 @@ def mining_context(reader: Reader,  # reads with retries; its registry is the on
         raise SyncError("HIDDEN_SEED_COMMIT_MISMATCH", f"V4 epochCommit {commit} != registry hiddenSeedCommit {hidden}")
     if commit == ZERO32: raise SyncError("EPOCH_COMMIT_ZERO", f"V4 epochCommit({epoch}) is zero")
     return {"epoch": epoch, "epochCommit": commit, "epochSecret": revealed_secret(reader, mining, epoch, commit, block)}
+
+def revealed_secrets(reader: Reader,  # reads with retries; its registry holds the commits
+                     mining: MiningContract,  # the mining contract
+                     epochs,  # the epochs whose secrets are wanted
+                     block,  # the block read at (the sync's confirmed block)
+                    ) -> dict:
+    """epoch -> secret (0x hex) of each of `epochs` revealed at `block`, each checked against the registry's commit.
+
+    Args:
+        reader (Reader): reads with retries; its registry holds the commits
+        mining (MiningContract): the mining contract
+        epochs: the epochs whose secrets are wanted
+        block: the block read at (the sync's confirmed block)
+    """
+    commit = lambda e: reader.view("epochHiddenSeedCommit", e, block=block)
+    return {e: s for e in epochs if (s := revealed_secret(reader, mining, e, commit(e), block)) is not None}

@@ -336,7 +336,9 @@ def made_up_pins(epoch: int, every: int = 7) -> EpochPins:
     """
     return EpochPins(*(keccak256(f"{k}:{epoch // every}".encode()) for k in PIN_VIEWS))
 
-def publish_random_epochs(reg: RegistryContract, first: int, epochs: int, advances: int, state: ParentState, rng: random.Random) -> ParentState:
+def publish_random_epochs(reg: RegistryContract, first: int, epochs: int, advances: int, state: ParentState, rng: random.Random,
+                          open_epoch=None,  # (epoch, parent root, pins) -> opens it (default: the registry's context, no commit)
+                          ) -> ParentState:
     """Open, advance (`advances` random patches each) and finalize epochs first..first+epochs-1; the last live state.
 
     Args:
@@ -346,9 +348,10 @@ def publish_random_epochs(reg: RegistryContract, first: int, epochs: int, advanc
         advances (int)
         state (ParentState)
         rng (random.Random)
+        open_epoch (default None): (epoch, parent root, pins) -> opens it (default: the registry's context, no commit)
     """
     for e in range(first, first + epochs):
-        reg.set_context(e, state.root, made_up_pins(e))
+        (open_epoch or (lambda e, root, pins: reg.set_context(e, root, pins)))(e, state.root, made_up_pins(e))
         for _ in range(advances):
             raw, child = random_patch(rng, state)
             reg.submit_advance(e, "0x" + rng.getrandbits(160).to_bytes(20, "big").hex(), state.root, child.root, raw, made_up_pins(e))
