@@ -41,7 +41,8 @@ def net(tmp_path_factory):
     corpus = {**json.loads(small), "biEncoder": BI}
     record = lambda i: {**corpus["events"][i], "id": f"sx_e2e_{i}", "split": split_for(f"sx_e2e_{i}", 0), "embeddings": {**BI, "query": "3f80" + "00" * 8}}
     served = tmp / "served"
-    launch = publish_launch(served, small, bytes(range(256)) * 8, corpus["corpusRoot"], json.loads((FIXTURES / "bundle-manifest-v16.json").read_text()))
+    launch = publish_launch(served, json.dumps(corpus).encode(), bytes(range(256)) * 8, corpus["corpusRoot"],   # the corpus the deltas extend
+                            json.loads((FIXTURES / "bundle-manifest-v16.json").read_text()))
     key = new_key()
     d1 = build_corpus_delta(corpus, [record(1)], [], 1, "2026-06-11T00:00:00.000Z")
     after1 = {**corpus, "events": corpus["events"] + [record(1)], "corpusRoot": d1["nextRoot"]}
@@ -202,3 +203,18 @@ def test_a_no_op_sync_never_imports_web3(net, tmp_path):
             "--data", str(tmp_path / "data"), "--state-dir", str(tmp_path), "--confirmations", "0", "--skip-score-replay"]
     r = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.stdout.split() == ["3", "False", "False", "False"], r.stdout + r.stderr
+
+
+def test_each_epoch_rescored_on_its_own_corpus(net, tmp_path):
+    """After setup and a sync that verified both rotations, the corpus an advance of each epoch is re-scored on is the
+    one its epoch pins: setup's launch corpus walked through the kept deltas (corpus_at), loaded once per root."""
+    from coretex.network.rescore import corpus_evaluators
+    from coretex.network.trust import TrustError
+    assert validator(net, tmp_path, "--artifact-base-url", net["base"], command="setup")[0] == 0
+    assert validator(net, tmp_path)[0] == 3
+    corpus_of = corpus_evaluators(tmp_path, make=lambda corpus: corpus)
+    pinned = {e: net["registry"].view("epochCorpusRoot", e) for e in (1, 2)}
+    got = {e: "0x" + corpus_of({"corpus_root": root}).root.hex() for e, root in pinned.items()}
+    assert got == pinned and pinned[2] == net["d2"]["nextRoot"]
+    assert len(corpus_of({"corpus_root": pinned[2]}).events) == len(corpus_of({"corpus_root": net["launch"]["corpusRoot"]}).events) + 2
+    with pytest.raises(TrustError): corpus_of({"corpus_root": "0x" + "ab" * 32})

@@ -186,15 +186,10 @@ def rescorer(args, f):
         f
     """
     if args.skip_score_replay: return None
-    made = []
-    def evaluator():   # built on first need: loading the corpus and models takes seconds
-        if not made:
-            from coretex.evaluator.evaluate import Evaluator
-            made.append(Evaluator())
-        return made[0]
+    made = []   # the evaluators by corpus root, each built on first need (loading a corpus and models takes seconds)
     def run(report=None) -> int:
         if not f.backlog(): return 0
-        from coretex.network.rescore import Reports, fetch_reports, rescore_backlog
+        from coretex.network.rescore import Reports, corpus_evaluators, fetch_reports, rescore_backlog
         source = None if args.rescore else artifact_source(args)
         if args.rescore is None and source is None: return len(f.backlog())
         state = args.state_dir or os.environ.get("CORETEX_VALIDATOR_STATE_DIR") or ".coretex-validator"
@@ -202,7 +197,8 @@ def rescorer(args, f):
         if args.mining and report is not None:   # the chain's revealed secrets, ahead of any reveal record
             from coretex.network.mining import revealed_secrets
             reports.secrets.update(revealed_secrets(f.reader, args.mining, sorted({e["epoch"] for e in f.backlog()}), report.block))
-        done = rescore_backlog(f, reports, evaluator)
+        if not made: made.append(corpus_evaluators(state))   # each epoch's advances on the corpus it pinned (corpus_at)
+        done = rescore_backlog(f, reports, made[0])
         left = sum(done.waiting.values())
         f.say(f"re-scored {done.verified} advance(s); {left} waiting" + "".join(f", {n} {why}" for why, n in done.waiting.items()))
         if args.json: emit({"rescored": done.verified, "waiting": done.waiting})
