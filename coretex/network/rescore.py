@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['Reports', 'event_binding_error', 'rescore_entry', 'Rescored', 'rescore_backlog', 'report_paths', 'fetch_reports',
-           'corpus_evaluators']
+           'publish_reports', 'corpus_evaluators']
 
 # %% ../../nbs/57a_rescore.ipynb #bf49bec2
 import gzip, json
@@ -166,6 +166,32 @@ def fetch_reports(source: str,  # the artifact base URL or folder the coordinato
         rec = out.secrets.get(e["epoch"]) or _fetched_json(source, reveal, cache)
         if isinstance(rec, dict) and isinstance(rec.get("epochSecret"), str): out.secrets[e["epoch"]] = rec["epochSecret"]
     return out
+
+# %% ../../nbs/57a_rescore.ipynb #af3e55e6
+def publish_reports(store,  # the coordinator's store (54_coordinator), the epoch finalized in it (56_finalize)
+                    epoch_id: int,  # the epoch
+                    folder,  # the folder the artifact server serves
+                   ) -> list:
+    """Write each kept advance's signed envelope under its evalReportHash, and the reveal record once the epoch is closed; the paths written.
+
+    Args:
+        store: the coordinator's store (54_coordinator), the epoch finalized in it (56_finalize)
+        epoch_id (int): the epoch
+        folder: the folder the artifact server serves
+    """
+    rec, ep, folder = store.finalized(epoch_id), store.epoch(epoch_id), Path(folder)
+    if rec is None: raise SyncError("DATA", f"epoch {epoch_id} is not finalized in this store")
+    (folder / "eval-reports").mkdir(parents=True, exist_ok=True)
+    written = []
+    def put(path: str, doc: dict):
+        (folder / f"{path}.part").write_text(json.dumps(doc)); (folder / f"{path}.part").replace(folder / path)
+        written.append(path)
+    for a in rec.advances:
+        env = store.verdict(store.job(a["job_id"]).dedup_key)
+        put(report_paths(env["evalReportHash"], epoch_id)[0], env)
+    if not ep.open:
+        put(report_paths("", epoch_id)[1], {"epochId": epoch_id, "epochSecret": to_hex(store.secret(epoch_id)), "commitment": ep.commitment})
+    return written
 
 # %% ../../nbs/57a_rescore.ipynb #1f28cb3d
 def corpus_evaluators(state_dir,  # the validator's state folder: setup's record of the launch corpus, the kept deltas
