@@ -133,3 +133,28 @@ def test_coordinator_registry_finalize_validator_sync_and_claim_over_json_rpc(no
     after = subprocess.run(sync("clean"), capture_output=True, text=True, timeout=120)
     assert after.returncode == 3 and "reorg deeper than 3 confirmations" in after.stderr, after.stderr
     assert json.loads(after.stdout.splitlines()[-1])["root"] == to_hex(fork.root) == registry.view("liveStateRoot", 10)
+
+
+def test_mining_contract_commit_and_reveal_over_json_rpc(node):
+    """The mining contract on ganache: an epoch opened on both contracts with its commitment, read as a validator reads
+    it at a block (the secret unrevealed, then revealed), a reveal of another secret refused by the contract, a view's revert named over JSON-RPC, and a
+    mining commit that is not the registry's hidden-seed commit caught."""
+    from coretex.network.follower import Reader, SyncError
+    from coretex.network.mining import MiningContract, mining_context, open_epoch
+    from coretex.network.registry import EpochPins, RegistryContract, RegistryError
+    chain = Chain.connect(node)
+    reg = RegistryContract.deploy(chain)
+    mining = MiningContract.deploy(chain, reg.address)
+    pins, secret = EpochPins(*(keccak256(bytes([i])) for i in range(4))), keccak256(b"ganache mining epoch")
+    commit = open_epoch(reg, mining, 1, keccak256(b"parent"), pins, secret)
+    before = chain.block_number()
+    with pytest.raises(RegistryError, match="EpochSecretCommitMismatch"): mining.reveal(1, keccak256(b"other"))
+    with pytest.raises(RegistryError, match=r"liveStateRoot\(9,\) refused: NoContext"): reg.view("liveStateRoot", 9)   # a view read over JSON-RPC
+    mining.reveal(1, secret)
+    reader = Reader(reg, tries=1)
+    assert mining_context(reader, mining, before) == {"epoch": 1, "epochCommit": commit, "epochSecret": None}
+    assert mining_context(reader, mining, chain.block_number())["epochSecret"] == to_hex(secret)
+    reg.set_context(2, keccak256(b"parent"), pins, keccak256(b"registry's commit"))
+    mining.set_context(2, keccak256(b"parent"), pins); mining.commit(2, keccak256(b"mining's commit")); mining.set_epoch(2)
+    with pytest.raises(SyncError) as e: mining_context(reader, mining, chain.block_number())
+    assert e.value.code == "HIDDEN_SEED_COMMIT_MISMATCH" and "V4 epochCommit 0x" in e.value.message

@@ -85,9 +85,9 @@ def test_the_coordinator_s_advance_is_rescored_from_its_signed_report_and_reveal
     f.sync_once()
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "envelope.json").write_text(json.dumps(network["envelope"]))
-    waits = rescore_backlog(f, Reports.load(tmp_path / "reports"), lambda: network["ev"])
+    waits = rescore_backlog(f, Reports.load(tmp_path / "reports"), lambda entry: network["ev"])
     (tmp_path / "reports" / "reveal.json").write_text(json.dumps(network["reveal"]))
-    done = rescore_backlog(f, Reports.load(tmp_path / "reports"), lambda: network["ev"])
+    done = rescore_backlog(f, Reports.load(tmp_path / "reports"), lambda entry: network["ev"])
     made_up = 2 * MADE_UP   # their advances have no report
     assert (waits, done) == (Rescored(0, {"awaiting the epoch secret": 1, "no report": made_up}), Rescored(1, {"no report": made_up}))
     assert [(b["epoch"], b["index"]) for b in f.backlog()][:2] == [(3, 0), (3, 1)]

@@ -7,7 +7,8 @@ __all__ = ['ZERO32', 'EpochFileError', 'EpochEvents', 'epoch_events_of', 'read_e
            'fetch_epoch_events', 'LogEmitter', 'emit_epoch', 'Check', 'epoch_checks', 'failure_code',
            'epoch_report_json', 'render_epoch_checks', 'FinalizeError', 'Scored', 'EconomyPolicy', 'FinalizedEpoch',
            'replay_advances', 'claim_bases', 'finalize', 'claim_proof', 'check_claim', 'receipt_pins',
-           'coordinator_pins', 'advance_receipts', 'publish_epoch', 'RegistryEpoch', 'fetch_registry_epoch']
+           'coordinator_pins', 'advance_receipts', 'publish_epoch', 'commit_on_mining', 'RegistryEpoch',
+           'fetch_registry_epoch']
 
 # %% ../../nbs/56_finalize.ipynb #49b0d789
 import json
@@ -488,6 +489,7 @@ def publish_epoch(store: CoordinatorStore, # the coordinator's store, the epoch 
                   registry: RegistryContract, # the registry contract the epoch goes to
                   epoch_id: int, # the epoch
                   pins: EpochPins|None = None, # its pins (default: those its receipts signed)
+                  mining=None, # the mining contract (51b_mining) to commit and reveal the epoch's secret on, if any
                  ) -> dict:
     """Put one finalized coordinator epoch on the registry: its context, each kept advance, the finalization and the funding (only what is missing).
 
@@ -496,13 +498,16 @@ def publish_epoch(store: CoordinatorStore, # the coordinator's store, the epoch 
         registry (RegistryContract): the registry contract the epoch goes to
         epoch_id (int): the epoch
         pins (EpochPins | None, default None): its pins (default: those its receipts signed)
+        mining (default None): the mining contract (51b_mining) to commit and reveal the epoch's secret on, if any
     """
     rec = store.finalized(epoch_id)
     if rec is None: raise FinalizeError(f"epoch {epoch_id} is not finalized in this store")
     pins = pins or receipt_pins(store, epoch_id)
     if pins is None: raise FinalizeError(f"epoch {epoch_id} has no accepted receipt to take its pins from; give them")
     receipts = advance_receipts(store, rec)
-    if not registry.has_context(epoch_id): registry.set_context(epoch_id, rec.parent_state_root, pins, store.epoch(epoch_id).commitment)
+    ep = store.epoch(epoch_id)
+    if not registry.has_context(epoch_id): registry.set_context(epoch_id, rec.parent_state_root, pins, ep.commitment)
+    if mining is not None: commit_on_mining(store, mining, epoch_id, rec.parent_state_root, pins)
     done = registry.view("transitionCount", epoch_id)
     for r in receipts[done:]:
         registry.submit_advance(epoch_id, r["miner"], r["parentStateRoot"], r["newStateRoot"], from_hex(r["compactPatchBytes"]), pins,
@@ -513,6 +518,28 @@ def publish_epoch(store: CoordinatorStore, # the coordinator's store, the epoch 
     if funded: registry.fund(rec.fund_epoch_calldata)
     return {"epoch": epoch_id, "registry": registry.address.lower(), "advances": len(receipts) - done, "on_chain_advances": len(receipts),
             "finalized": finalized, "funded": funded, "merkle_root": rec.merkle_root}
+
+def commit_on_mining(store: CoordinatorStore, # the coordinator's store
+                     mining, # the mining contract (51b_mining)
+                     epoch_id: int, # the epoch
+                     parent_root: str, # its opening root
+                     pins: EpochPins, # its pins
+                    ) -> None:
+    """The epoch's context and commitment on the mining contract, its clock moved up to the epoch, and the secret revealed once the epoch is closed (only what is missing).
+
+    Args:
+        store (CoordinatorStore): the coordinator's store
+        mining: the mining contract (51b_mining)
+        epoch_id (int): the epoch
+        parent_root (str): its opening root
+        pins (EpochPins): its pins
+    """
+    ep, zero = store.epoch(epoch_id), "0x" + "00" * 32
+    if mining.view("epochCommit", epoch_id) == zero:
+        mining.set_context(epoch_id, parent_root, pins)
+        mining.commit(epoch_id, ep.commitment)
+    if mining.view("currentEpoch") < epoch_id: mining.set_epoch(epoch_id)
+    if not ep.open and mining.view("epochSecret", epoch_id) == zero: mining.reveal(epoch_id, store.secret(epoch_id))
 
 # %% ../../nbs/56_finalize.ipynb #1035f6db
 @dataclass(frozen=True)
