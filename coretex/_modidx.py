@@ -2295,8 +2295,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'coretex.network.chain.JsonRpc': ('chain.html#jsonrpc', 'coretex/network/chain.py'),
                                        'coretex.network.chain.JsonRpc.__init__': ( 'chain.html#jsonrpc.__init__',
                                                                                    'coretex/network/chain.py'),
-                                       'coretex.network.chain.JsonRpc._request': ( 'chain.html#jsonrpc._request',
-                                                                                   'coretex/network/chain.py'),
                                        'coretex.network.chain.JsonRpc.request': ('chain.html#jsonrpc.request', 'coretex/network/chain.py'),
                                        'coretex.network.chain.RpcError': ('chain.html#rpcerror', 'coretex/network/chain.py'),
                                        'coretex.network.chain.RpcError.__init__': ( 'chain.html#rpcerror.__init__',

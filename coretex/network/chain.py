@@ -58,10 +58,8 @@ class JsonRpc:
         timeout (float, default 10.0)
     """
     def __init__(self, url: str, timeout: float = 10.0):
-        import threading
         from urllib.parse import urlsplit
         self.url, self.timeout, self.parts, self.conn, self.id = url, timeout, urlsplit(url), None, 0
-        self.lock = threading.Lock()   # one connection, one request at a time (a coordinator's threads share its chain)
 
     def request(self, method: str,  # e.g. "eth_blockNumber"
                 params: list,  # its parameters, as JSON
@@ -72,21 +70,14 @@ class JsonRpc:
             method (str): e.g. "eth_blockNumber"
             params (list): its parameters, as JSON
         """
-        with self.lock: return self._request(method, params)
-
-    def _request(self, method: str, params: list):
         import http.client
         u, self.id = self.parts, self.id + 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}).encode()
-        headers = {"Content-Type": "application/json"}
-        if u.username:   # a node URL with user:password@ (as requests, under web3, sends it)
-            import base64
-            headers["Authorization"] = "Basic " + base64.b64encode(f"{u.username}:{u.password or ''}".encode()).decode()
         for reused in (self.conn is not None, False):   # a kept-alive connection the node closed is opened again once
             if self.conn is None:
                 self.conn = (http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection)(u.hostname, u.port, timeout=self.timeout)
             try:
-                self.conn.request("POST", (u.path or "/") + (f"?{u.query}" if u.query else ""), body, headers)
+                self.conn.request("POST", (u.path or "/") + (f"?{u.query}" if u.query else ""), body, {"Content-Type": "application/json"})
                 r = self.conn.getresponse(); data = r.read(); break
             except (http.client.HTTPException, OSError):
                 self.conn.close(); self.conn = None
