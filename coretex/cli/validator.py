@@ -375,7 +375,9 @@ def connect(args):
     chain = Chain.connect(rpc)
     for opt, address in (("--registry", args.registry), ("--mining-contract", args.mining_contract)):
         if address is None: continue
-        if not chain.code(address): raise CliError(f"{opt} {address}: no contract at this address on the node (chain {chain.chain_id})")
+        try: code = chain.w3.eth.get_code(chain.w3.to_checksum_address(address))
+        except Exception as e: raise ChainError(f"eth_getCode: {str(e)[:120]}") from None
+        if not code: raise CliError(f"{opt} {address}: no contract at this address on the node (chain {chain.chain_id})")
     return chain
 
 def cmd_validator_sync(args):
