@@ -17,7 +17,7 @@ from ..core.keccak import keccak256, canonical_json, to_hex
 from ..core.layout import encode_relation
 from ..core.patch import PATCH_TYPES, TYPE_RANGES, MIXED, MAX_WORDS, PatchError, decode_patch, make_patch
 from ..core.state import WORD_COUNT, state_bytes, state_root
-from ..evaluator.evaluate import load_manifest
+from ..core.seeds import load_manifest
 from .chain import ChainError
 from .coordinator import Coordinator, CoordinatorStore, Epoch, Job, TRANSIENT, submission_keys, verdict_code
 from .intake import IntakeError, Refusal, Submission, _show, parse_json
