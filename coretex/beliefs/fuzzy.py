@@ -34,17 +34,16 @@ def within_one(term: str,          # an ASCII query term, longer than prefix
         rows (np.ndarray): the dictionary rows to check
         prefix (int): characters that must match exactly
     """
-    q, at = np.frombuffer(term.encode(), np.uint8), vocab.offsets[rows].astype(np.int64)
-    lens, L, out, data = vocab.offsets[rows + 1] - at, len(term), np.full(len(rows), -2), vocab.data
-    for m in (L - 1, L, L + 1):
-        k = np.flatnonzero(lens == m)
-        c = data[at[k, None] + np.arange(m)]
-        k, c = k[c.max(1, initial=0) < 128], c[c.max(1, initial=0) < 128]
-        if m == L:   # a change, or a swap of neighbours: two differences, side by side, crossed
-            d = c != q
-            n, i, r = d.sum(1), np.minimum(d.argmax(1), L - 2), np.arange(len(c))
-            swap = (n == 2) & d[r, i + 1] & (c[r, i] == q[i + 1]) & (c[r, i + 1] == q[i])
-            hit = np.where(n == 0, 0, np.where((n == 1) | swap, 1, -1))
-        else: hit = np.where(one_deleted(c, q) if m < L else one_deleted(q, c), 1, -1)
-        out[k] = np.where((c[:, :prefix] == q[:prefix]).all(1), hit, -1)
-    return out
+    q, at = np.frombuffer(term.encode(), np.uint8).astype(np.int16), vocab.offsets[rows].astype(np.int64)
+    lens, L, data = vocab.offsets[rows + 1] - at, len(term), vocab.data
+    col = np.arange(L + 1)   # every candidate's bytes in one matrix, L + 1 wide, -1 past its end
+    c = data[np.minimum(at[:, None] + col, len(data) - 1)].astype(np.int16)
+    c[col >= lens[:, None]] = -1
+    d, r = c[:, :L] != q, np.arange(len(rows))
+    n, i = d.sum(1), np.minimum(d.argmax(1), L - 2)
+    # same length: a change, or a swap of neighbours (two differences, side by side, crossed)
+    swap = (n == 2) & d[r, i + 1] & (c[r, i] == q[i + 1]) & (c[r, i + 1] == q[i])
+    hit = np.where(lens == L, np.where(n == 0, 0, np.where((n == 1) | swap, 1, -1)),
+                   np.where(np.where(lens < L, one_deleted(c[:, :L - 1], q), one_deleted(q, c)), 1, -1))
+    checked = (np.abs(lens - L) <= 1) & (c < 128).all(1)
+    return np.where(checked, np.where((c[:, :prefix] == q[:prefix]).all(1), hit, -1), -2)
