@@ -17,7 +17,7 @@
    (Lucene BM25) indexing the same texts (canonical name + aliases) in the same run; query p50/p95 of the
    filtered top-20 search (the first time each query is seen) and of the whole context, beside bm25s answering
    the same queries top-20, unfiltered; ratios coretex / bm25s.
-Run: python bench/bench_beliefs.py [--sizes 10000 100000 1000000] [--queries 200] [--no-vector] [--torch-threads 1] [--vector-repeats 3]
+Run: python bench/bench_beliefs.py [--sizes 10000 100000 1000000] [--queries 200] [--no-vector] [--in-memory-only] [--torch-threads 1] [--vector-repeats 3]
 """
 import argparse, itertools, math, os, random, statistics, tempfile, time, tracemalloc
 from pathlib import Path
@@ -174,6 +174,33 @@ def traced(fn):
         tracemalloc.stop()
 
 
+def query_latencies(store, queries, texts):
+    "ms of the filtered top-20 search (the first time each query is seen), then of the whole context, per query."
+    bm, search_ms, ctx_ms = BM25Backend(store), [], []
+    for (user, _), text in zip(queries, texts):
+        t = time.perf_counter(); bm.search(user, text, ["domain:code"]); search_ms.append(1000 * (time.perf_counter() - t))
+        t = time.perf_counter(); build_context(store, bm, user, ["domain:code"], text); ctx_ms.append(1000 * (time.perf_counter() - t))
+    return search_ms, ctx_ms
+
+
+class InMemory:
+    "A store stand-in holding an index built from documents in memory (all that search and build_context read of a store)."
+    def __init__(self, idx): self.idx = idx
+    def index(self): return self.idx
+
+
+def bench_in_memory(n, n_queries):
+    "Query latency alone at n beliefs: the index built in memory, no MongoDB, no peer (a quick look at one size)."
+    beliefs, queries = generate_store(n)
+    for i, b in enumerate(beliefs): b["_seq"] = i
+    idx, t_build = timed(lambda: BeliefIndex(beliefs))
+    del beliefs
+    queries = queries[:n_queries]
+    (s50, s95), (c50, c95) = [(pct(xs, 0.5), pct(xs, 0.95)) for xs in query_latencies(InMemory(idx), queries, [clean_query(q) for _, q in queries])]
+    print(f"{n:>9,} beliefs | build in memory {t_build:6.2f}s | query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, "
+          f"whole context {c50:.3f}/{c95:.3f} ms | load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def bench_scale(db, n, n_queries, snapshots):
     import bm25s
     beliefs, queries = generate_store(n)
@@ -189,12 +216,8 @@ def bench_scale(db, n, n_queries, snapshots):
     del loaded
     _, t_index_only = timed(lambda: BeliefIndex(beliefs))            # the same, from documents already in memory
     _, mem = traced(lambda: BeliefIndex(beliefs))
-    bm = BM25Backend(store)
     texts = [clean_query(q) for _, q in queries]
-    search_ms, ctx_ms = [], []
-    for (user, _), text in zip(queries, texts):
-        t = time.perf_counter(); bm.search(user, text, ["domain:code"]); search_ms.append(1000 * (time.perf_counter() - t))
-        t = time.perf_counter(); build_context(store, bm, user, ["domain:code"], text); ctx_ms.append(1000 * (time.perf_counter() - t))
+    search_ms, ctx_ms = query_latencies(store, queries, texts)
     corpus = [belief_embed_text(b).replace("_", " ") for b in beliefs]
     def peer_build():
         p = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
@@ -227,7 +250,12 @@ def main():
                          "the batched vector suite ran about 4x slower with 2)")
     ap.add_argument("--vector-repeats", type=int, default=3, help="cold runs of the vector suite, ours and the peer's each")
     ap.add_argument("--no-vector", action="store_true", help="skip the vector suite (no model load)")
+    ap.add_argument("--in-memory-only", action="store_true",
+                    help="only the scale curve's query latency, the index built in memory (no MongoDB, no cases, no peer)")
     a = ap.parse_args()
+    if a.in_memory_only:
+        for n in a.sizes: bench_in_memory(n, a.queries)
+        return
     import torch
     torch.set_num_threads(a.torch_threads)
     db, close = open_db(path=tempfile.mkdtemp())

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from operator import attrgetter
 import numpy as np
+from .fuzzy import within_one
 
 # %% ../../nbs/71a_belief_index.ipynb #a4cad587
 @dataclass(slots=True)
@@ -513,15 +514,17 @@ class FieldIndex:
             return [(term, 1.0, tid)] if self.df_of(term, tid) else []
         # one edit changes the length by at most one: three lengths, two filing keys each
         keys = [k for n in (len(term) - 1, len(term), len(term) + 1) for k in fuzzy_keys(term, n)]
-        filed = [(self.vocab[r], r) for r in dict.fromkeys(self.keys.get(keys).tolist()) if self.df[r]]
-        filed += [(t, -1) for k in keys for t in self.d_keyed.get(k, ())]
-        out, seen = [], set()
-        for t, tid in filed:
+        rows = np.unique(self.keys.get(keys))
+        rows = rows[self.df[rows] > 0]
+        ed = within_one(term, self.vocab, rows, FUZZY_PREFIX) if term.isascii() else np.full(len(rows), -2)
+        found = [(self.vocab[r], e, r) for r, e in zip(rows[ed >= 0].tolist(), ed[ed >= 0].tolist())]
+        seen = {t for t, _, _ in found}   # the rest, and the delta's terms, one by one
+        for t, tid in [(self.vocab[r], r) for r in rows[ed == -2].tolist()] + [(t, -1) for k in keys for t in self.d_keyed.get(k, ())]:
             if t in seen: continue
             seen.add(t)
-            ed = edit_distance_le1(term, t)
-            if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]:
-                out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term)), tid))
+            e = edit_distance_le1(term, t)
+            if e is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: found.append((t, e, tid))
+        out = [(t, 1.0 if e == 0 else 1 - e / min(len(t), len(term)), r) for t, e, r in found]
         return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions] if len(out) > 1 else out
 
 # %% ../../nbs/71a_belief_index.ipynb #855d85a8
