@@ -51,6 +51,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'coretex/beliefs/index.py'),
                                        'coretex.beliefs.index.FieldIndex.expansions': ( 'belief_index.html#fieldindex.expansions',
                                                                                         'coretex/beliefs/index.py'),
+                                       'coretex.beliefs.index.FieldIndex.gather': ( 'belief_index.html#fieldindex.gather',
+                                                                                    'coretex/beliefs/index.py'),
                                        'coretex.beliefs.index.FieldIndex.norms': ( 'belief_index.html#fieldindex.norms',
                                                                                    'coretex/beliefs/index.py'),
                                        'coretex.beliefs.index.FieldIndex.of_arrays': ( 'belief_index.html#fieldindex.of_arrays',
