@@ -232,12 +232,13 @@ def bench_scale(db, n, n_queries, snapshots):
         peer_ms.append(1000 * (time.perf_counter() - t))
     p = lambda xs: (pct(xs, 0.5), pct(xs, 0.95))
     (s50, s95), (c50, c95), (b50, b95) = p(search_ms), p(ctx_ms), p(peer_ms)
-    print(f"{n:>9,} beliefs | store in MongoDB {t_store:7.1f}s ({n / t_store:,.0f}/s) | index from MongoDB {t_build:6.1f}s, "
-          f"snapshot save {t_save:5.2f}s, start-up from snapshot {t_load:5.2f}s ({path.stat().st_size / 2**20:.0f} MiB on disk)")
+    print(f"{n:>9,} beliefs | store in MongoDB {t_store:7.1f}s ({n / t_store:,.0f}/s) | index from MongoDB {t_build:6.1f}s "
+          f"({n / t_build:,.0f}/s), snapshot save {t_save:5.2f}s, start-up from snapshot {t_load:5.2f}s ({path.stat().st_size / 2**20:.0f} MiB on disk)")
     print(f"{'':>9}          build in memory: coretex {t_index_only:6.2f}s, bm25s {t_peer_build:6.2f}s (ratio {t_index_only / t_peer_build:4.2f}x) | "
           f"memory held: coretex {mem / 2**20:6.1f} MiB, bm25s {peer_mem / 2**20:6.1f} MiB (ratio {mem / peer_mem:4.2f}x)")
     print(f"{'':>9}          query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, whole context {c50:.3f}/{c95:.3f} ms | "
-          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x", flush=True)
+          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x | "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main():
