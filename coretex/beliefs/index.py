@@ -457,28 +457,12 @@ class FieldIndex:
             term (str): an indexed term
             tid (int | None, default None): its dictionary row if known (-1: not in the built dictionary)
         """
-        tid = self.term_id(term) if tid is None else tid
-        docs = tf = _NONE
-        if tid >= 0 and user < len(self.u_ptr) - 1:
-            lo, hi = int(self.u_ptr[user]), int(self.u_ptr[user + 1])
-            block = self.p_term[lo:hi]
-            a, b = lo + block.searchsorted(np.int32(tid)), lo + block.searchsorted(np.int32(tid), "right")
-            if b > a:
-                docs, tf = self.p_doc[a:b], self.p_tf[a:b]
-                if self.n_gone:
-                    live = ~self.gone[docs]
-                    docs, tf = docs[live], tf[live]
-        d = self.d_post.get(user, {}).get(term)
-        if d:
-            docs = np.concatenate([docs, np.fromiter(d, np.int64, len(d))])
-            tf = np.concatenate([tf, np.fromiter(d.values(), np.int64, len(d))])
-        return docs, tf
+        return self.gather(user, [term], np.array([self.term_id(term) if tid is None else tid]))[:2]
 
     def gather(self, user: int,           # the user's number
                      terms: list,         # indexed terms
                      tids: np.ndarray) -> tuple:   # their dictionary rows (-1: not in the built dictionary)
-        """(documents, term counts, which term) of many terms' postings of one user at once, in the terms' order:
-        each term's built documents still live, then the delta's (postings of each, without a Python loop per term).
+        """(documents, term counts, which term) of many terms' `postings` at once, in the terms' order, with no loop per term.
 
         Args:
             user (int): the user's number
@@ -488,23 +472,19 @@ class FieldIndex:
         docs = tf = which = _NONE
         if user < len(self.u_ptr) - 1:
             lo, hi = int(self.u_ptr[user]), int(self.u_ptr[user + 1])
-            block = self.p_term[lo:hi]
-            a = block.searchsorted(tids)
-            n = block.searchsorted(tids, "right") - a   # a row of -1 finds nothing: terms are numbered from 0
-            if total := int(n.sum()):
-                which = np.repeat(np.arange(len(tids)), n)
-                at = lo + np.repeat(a - (np.cumsum(n) - n), n) + np.arange(total)   # each term's run, end to end
-                docs, tf = self.p_doc[at], self.p_tf[at]
-                if self.n_gone:
-                    live = ~self.gone[docs]
-                    docs, tf, which = docs[live], tf[live], which[live]
+            a = lo + self.p_term[lo:hi].searchsorted(tids)
+            n = lo + self.p_term[lo:hi].searchsorted(tids, "right") - a   # a row of -1 finds nothing: terms count from 0
+            which = np.repeat(np.arange(len(tids)), n)
+            at = np.repeat(a - (np.cumsum(n) - n), n) + np.arange(len(which))   # each term's run, end to end
+            docs, tf = self.p_doc[at], self.p_tf[at]
+            if self.n_gone: live = ~self.gone[docs]; docs, tf, which = docs[live], tf[live], which[live]
         mine = self.d_post.get(user)
         extra = [(k, mine[t]) for k, t in enumerate(terms) if t in mine] if mine else []
-        if extra:
+        if extra:   # each term's delta documents after its built ones
             docs = np.concatenate([docs] + [np.fromiter(d, np.int64, len(d)) for _, d in extra])
             tf = np.concatenate([tf] + [np.fromiter(d.values(), np.int64, len(d)) for _, d in extra])
             which = np.concatenate([which] + [np.full(len(d), k) for k, d in extra])
-            order = np.argsort(which, kind="stable")   # each term's delta documents after its built ones
+            order = np.argsort(which, kind="stable")
             docs, tf, which = docs[order], tf[order], which[order]
         return docs, tf, which
 
