@@ -17,7 +17,7 @@
    (Lucene BM25) indexing the same texts (canonical name + aliases) in the same run; query p50/p95 of the
    filtered top-20 search (the first time each query is seen) and of the whole context, beside bm25s answering
    the same queries top-20, unfiltered; ratios coretex / bm25s.
-Run: python bench/bench_beliefs.py [--sizes 10000 100000 1000000] [--queries 200] [--no-vector] [--torch-threads 1] [--vector-repeats 3]
+Run: python bench/bench_beliefs.py [--sizes 10000 100000 1000000] [--queries 200] [--no-vector] [--in-memory-only] [--torch-threads 1] [--vector-repeats 3]
 """
 import argparse, itertools, math, os, random, statistics, tempfile, time, tracemalloc
 from pathlib import Path
@@ -174,6 +174,33 @@ def traced(fn):
         tracemalloc.stop()
 
 
+def query_latencies(store, queries, texts):
+    "ms of the filtered top-20 search (the first time each query is seen), then of the whole context, per query."
+    bm, search_ms, ctx_ms = BM25Backend(store), [], []
+    for (user, _), text in zip(queries, texts):
+        t = time.perf_counter(); bm.search(user, text, ["domain:code"]); search_ms.append(1000 * (time.perf_counter() - t))
+        t = time.perf_counter(); build_context(store, bm, user, ["domain:code"], text); ctx_ms.append(1000 * (time.perf_counter() - t))
+    return search_ms, ctx_ms
+
+
+class InMemory:
+    "A store stand-in holding an index built from documents in memory (all that search and build_context read of a store)."
+    def __init__(self, idx): self.idx = idx
+    def index(self): return self.idx
+
+
+def bench_in_memory(n, n_queries):
+    "Query latency alone at n beliefs: the index built in memory, no MongoDB, no peer (a quick look at one size)."
+    beliefs, queries = generate_store(n)
+    for i, b in enumerate(beliefs): b["_seq"] = i
+    idx, t_build = timed(lambda: BeliefIndex(beliefs))
+    del beliefs
+    queries = queries[:n_queries]
+    (s50, s95), (c50, c95) = [(pct(xs, 0.5), pct(xs, 0.95)) for xs in query_latencies(InMemory(idx), queries, [clean_query(q) for _, q in queries])]
+    print(f"{n:>9,} beliefs | build in memory {t_build:6.2f}s | query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, "
+          f"whole context {c50:.3f}/{c95:.3f} ms | load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def bench_scale(db, n, n_queries, snapshots):
     import bm25s
     beliefs, queries = generate_store(n)
@@ -189,12 +216,8 @@ def bench_scale(db, n, n_queries, snapshots):
     del loaded
     _, t_index_only = timed(lambda: BeliefIndex(beliefs))            # the same, from documents already in memory
     _, mem = traced(lambda: BeliefIndex(beliefs))
-    bm = BM25Backend(store)
     texts = [clean_query(q) for _, q in queries]
-    search_ms, ctx_ms = [], []
-    for (user, _), text in zip(queries, texts):
-        t = time.perf_counter(); bm.search(user, text, ["domain:code"]); search_ms.append(1000 * (time.perf_counter() - t))
-        t = time.perf_counter(); build_context(store, bm, user, ["domain:code"], text); ctx_ms.append(1000 * (time.perf_counter() - t))
+    search_ms, ctx_ms = query_latencies(store, queries, texts)
     corpus = [belief_embed_text(b).replace("_", " ") for b in beliefs]
     def peer_build():
         p = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
@@ -209,12 +232,13 @@ def bench_scale(db, n, n_queries, snapshots):
         peer_ms.append(1000 * (time.perf_counter() - t))
     p = lambda xs: (pct(xs, 0.5), pct(xs, 0.95))
     (s50, s95), (c50, c95), (b50, b95) = p(search_ms), p(ctx_ms), p(peer_ms)
-    print(f"{n:>9,} beliefs | store in MongoDB {t_store:7.1f}s ({n / t_store:,.0f}/s) | index from MongoDB {t_build:6.1f}s, "
-          f"snapshot save {t_save:5.2f}s, start-up from snapshot {t_load:5.2f}s ({path.stat().st_size / 2**20:.0f} MiB on disk)")
+    print(f"{n:>9,} beliefs | store in MongoDB {t_store:7.1f}s ({n / t_store:,.0f}/s) | index from MongoDB {t_build:6.1f}s "
+          f"({n / t_build:,.0f}/s), snapshot save {t_save:5.2f}s, start-up from snapshot {t_load:5.2f}s ({path.stat().st_size / 2**20:.0f} MiB on disk)")
     print(f"{'':>9}          build in memory: coretex {t_index_only:6.2f}s, bm25s {t_peer_build:6.2f}s (ratio {t_index_only / t_peer_build:4.2f}x) | "
           f"memory held: coretex {mem / 2**20:6.1f} MiB, bm25s {peer_mem / 2**20:6.1f} MiB (ratio {mem / peer_mem:4.2f}x)")
     print(f"{'':>9}          query p50/p95: coretex search {s50:.3f}/{s95:.3f} ms, whole context {c50:.3f}/{c95:.3f} ms | "
-          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x", flush=True)
+          f"bm25s top-20 {b50:.3f}/{b95:.3f} ms | search ratio p50 {s50 / b50:.2f}x, p95 {s95 / b95:.2f}x | "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main():
@@ -227,7 +251,12 @@ def main():
                          "the batched vector suite ran about 4x slower with 2)")
     ap.add_argument("--vector-repeats", type=int, default=3, help="cold runs of the vector suite, ours and the peer's each")
     ap.add_argument("--no-vector", action="store_true", help="skip the vector suite (no model load)")
+    ap.add_argument("--in-memory-only", action="store_true",
+                    help="only the scale curve's query latency, the index built in memory (no MongoDB, no cases, no peer)")
     a = ap.parse_args()
+    if a.in_memory_only:
+        for n in a.sizes: bench_in_memory(n, a.queries)
+        return
     import torch
     torch.set_num_threads(a.torch_threads)
     db, close = open_db(path=tempfile.mkdtemp())

@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields as dataclass_fields
 from datetime import datetime, timedelta, timezone
 from operator import attrgetter
 import numpy as np
+from .fuzzy import within_one
 
 # %% ../../nbs/71a_belief_index.ipynb #a4cad587
 @dataclass(slots=True)
@@ -456,22 +457,36 @@ class FieldIndex:
             term (str): an indexed term
             tid (int | None, default None): its dictionary row if known (-1: not in the built dictionary)
         """
-        tid = self.term_id(term) if tid is None else tid
-        docs = tf = _NONE
-        if tid >= 0 and user < len(self.u_ptr) - 1:
+        return self.gather(user, [term], np.array([self.term_id(term) if tid is None else tid]))[:2]
+
+    def gather(self, user: int,           # the user's number
+                     terms: list,         # indexed terms
+                     tids: np.ndarray) -> tuple:   # their dictionary rows (-1: not in the built dictionary)
+        """(documents, term counts, which term) of many terms' `postings` at once, in the terms' order, with no loop per term.
+
+        Args:
+            user (int): the user's number
+            terms (list): indexed terms
+            tids (np.ndarray): their dictionary rows (-1: not in the built dictionary)
+        """
+        docs = tf = which = _NONE
+        if user < len(self.u_ptr) - 1:
             lo, hi = int(self.u_ptr[user]), int(self.u_ptr[user + 1])
-            block = self.p_term[lo:hi]
-            a, b = lo + block.searchsorted(np.int32(tid)), lo + block.searchsorted(np.int32(tid), "right")
-            if b > a:
-                docs, tf = self.p_doc[a:b], self.p_tf[a:b]
-                if self.n_gone:
-                    live = ~self.gone[docs]
-                    docs, tf = docs[live], tf[live]
-        d = self.d_post.get(user, {}).get(term)
-        if d:
-            docs = np.concatenate([docs, np.fromiter(d, np.int64, len(d))])
-            tf = np.concatenate([tf, np.fromiter(d.values(), np.int64, len(d))])
-        return docs, tf
+            a = lo + self.p_term[lo:hi].searchsorted(tids)
+            n = lo + self.p_term[lo:hi].searchsorted(tids, "right") - a   # a row of -1 finds nothing: terms count from 0
+            which = np.repeat(np.arange(len(tids)), n)
+            at = np.repeat(a - (np.cumsum(n) - n), n) + np.arange(len(which))   # each term's run, end to end
+            docs, tf = self.p_doc[at], self.p_tf[at]
+            if self.n_gone: live = ~self.gone[docs]; docs, tf, which = docs[live], tf[live], which[live]
+        mine = self.d_post.get(user)
+        extra = [(k, mine[t]) for k, t in enumerate(terms) if t in mine] if mine else []
+        if extra:   # each term's delta documents after its built ones
+            docs = np.concatenate([docs] + [np.fromiter(d, np.int64, len(d)) for _, d in extra])
+            tf = np.concatenate([tf] + [np.fromiter(d.values(), np.int64, len(d)) for _, d in extra])
+            which = np.concatenate([which] + [np.full(len(d), k) for k, d in extra])
+            order = np.argsort(which, kind="stable")
+            docs, tf, which = docs[order], tf[order], which[order]
+        return docs, tf, which
 
     def norms(self, docs: np.ndarray) -> np.ndarray:  # rows of documents
         """Each document's field length as Lucene's norm gives it back.
@@ -513,15 +528,17 @@ class FieldIndex:
             return [(term, 1.0, tid)] if self.df_of(term, tid) else []
         # one edit changes the length by at most one: three lengths, two filing keys each
         keys = [k for n in (len(term) - 1, len(term), len(term) + 1) for k in fuzzy_keys(term, n)]
-        filed = [(self.vocab[r], r) for r in dict.fromkeys(self.keys.get(keys).tolist()) if self.df[r]]
-        filed += [(t, -1) for k in keys for t in self.d_keyed.get(k, ())]
-        out, seen = [], set()
-        for t, tid in filed:
+        rows = np.unique(self.keys.get(keys))
+        rows = rows[self.df[rows] > 0]
+        ed = within_one(term, self.vocab, rows, FUZZY_PREFIX) if term.isascii() else np.full(len(rows), -2)
+        found = [(self.vocab[r], e, r) for r, e in zip(rows[ed >= 0].tolist(), ed[ed >= 0].tolist())]
+        seen = {t for t, _, _ in found}   # the rest, and the delta's terms, one by one
+        for t, tid in [(self.vocab[r], r) for r in rows[ed == -2].tolist()] + [(t, -1) for k in keys for t in self.d_keyed.get(k, ())]:
             if t in seen: continue
             seen.add(t)
-            ed = edit_distance_le1(term, t)
-            if ed is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]:
-                out.append((t, 1.0 if ed == 0 else 1 - ed / min(len(t), len(term)), tid))
+            e = edit_distance_le1(term, t)
+            if e is not None and t[:FUZZY_PREFIX] == term[:FUZZY_PREFIX]: found.append((t, e, tid))
+        out = [(t, 1.0 if e == 0 else 1 - e / min(len(t), len(term)), r) for t, e, r in found]
         return sorted(out, key=lambda x: (-x[1], x[0]))[:max_expansions] if len(out) > 1 else out
 
 # %% ../../nbs/71a_belief_index.ipynb #855d85a8

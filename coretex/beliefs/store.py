@@ -493,11 +493,17 @@ class Scored:
     Attributes:
         rows (np.ndarray): index rows, ascending
         scores (np.ndarray): their sums over the matching clauses
-        parts (list): (path, indexed term, rows, shares), in the order the clauses were scored
+        at (np.ndarray): per share: the row it scored, in the order the clauses were scored
+        shares (np.ndarray): per share: its score
+        part (np.ndarray): per share: its (path, indexed term) in labels
+        labels (list): (path, indexed term) of each clause term scored
     """
     rows: np.ndarray     # index rows, ascending
     scores: np.ndarray   # their sums over the matching clauses
-    parts: list          # (path, indexed term, rows, shares), in the order the clauses were scored
+    at: np.ndarray       # per share: the row it scored, in the order the clauses were scored
+    shares: np.ndarray   # per share: its score
+    part: np.ndarray     # per share: its (path, indexed term) in labels
+    labels: list         # (path, indexed term) of each clause term scored
 
     def clauses(self, row: int) -> list:  # an index row
         """The clauses that scored one row, in scoring order.
@@ -505,7 +511,9 @@ class Scored:
         Args:
             row (int): an index row
         """
-        return [{"path": p, "term": t, "score": float(s[k])} for p, t, r, s in self.parts for k in np.flatnonzero(r == row)]
+        k = np.flatnonzero(self.at == row)
+        return [{"path": self.labels[p][0], "term": self.labels[p][1], "score": s}
+                for p, s in zip(self.part[k].tolist(), self.shares[k].tolist())]
 
 class BM25Backend:
     """Alias-weighted BM25 over a BeliefStore's index, scored as Atlas Search's Lucene scores it.
@@ -532,25 +540,31 @@ class BM25Backend:
             allowed: Meta -> bool: which matching beliefs count (None: all)
             idx (BeliefIndex): the index to search
         """
-        u, parts = idx.codes["user"].code.get(user), []
+        u, labels, found = idx.codes["user"].code.get(user), [], []
         for path, fname, analyzer, fuzzy, boost in CLAUSES if u is not None else ():
             fi = idx.fields[fname]
             if not fi.n: continue
-            avgdl = fi.avgdl
+            terms, tids, weights = [], [], []   # every expansion of the clause's query terms, in order
             for qt in query_terms(text, analyzer):
                 exp = fi.expansions(qt, fuzzy)
                 if not exp: continue
                 w = boost * idf(fi.n, max(fi.df_of(t, tid) for t, _, tid in exp))
-                for t, sim, tid in exp:
-                    rows, tf = fi.postings(u, t, tid)
-                    if len(rows): parts.append((path, t, rows, sim * w * tf / (tf + K1 * (1 - B + B * fi.norms(rows) / avgdl))))
-        if not parts: return Scored(_NONE, np.zeros(0), [])
-        rows, inv = np.unique(np.concatenate([p[2] for p in parts]), return_inverse=True)
+                for t, sim, tid in exp: terms.append(t); tids.append(tid); weights.append(sim * w)
+            rows, tf, which = fi.gather(u, terms, np.array(tids, np.int64)) if terms else (_NONE,) * 3
+            if not len(rows): continue
+            # the same floats as one term at a time: (sim * w) * tf / (tf + K1 (1 - B + B dl / avgdl)) per posting
+            found.append((rows, np.array(weights)[which] * tf / (tf + K1 * (1 - B + B * fi.norms(rows) / fi.avgdl)),
+                          which + len(labels)))
+            labels += [(path, t) for t in terms]
+        if not found: return Scored(_NONE, np.zeros(0), _NONE, np.zeros(0), _NONE, [])
+        at, shares, part = (np.concatenate(x) for x in zip(*found))
+        rows, inv = np.unique(at, return_inverse=True)
         # bincount adds in the order given, clause by clause, as a running sum would: the same floats
-        scores = np.bincount(inv, weights=np.concatenate([p[3] for p in parts]), minlength=len(rows))
-        if allowed is None: return Scored(rows, scores, parts)
-        ok = np.fromiter((allowed(idx.meta_of(r)) for r in rows.tolist()), bool, len(rows))
-        return Scored(rows[ok], scores[ok], parts)
+        scores = np.bincount(inv, weights=shares, minlength=len(rows))
+        if allowed is not None:
+            ok = np.fromiter((allowed(idx.meta_of(r)) for r in rows.tolist()), bool, len(rows))
+            rows, scores = rows[ok], scores[ok]
+        return Scored(rows, scores, at, shares, part, labels)
 
     def score(self, text: str,   # the cleaned query
               user: str,         # whose beliefs are searched
