@@ -71,7 +71,7 @@ def reads(action) -> bool:
 
 NOT_READ = {"consensus --challenge-id", "seeds --corpus-root", "simulate --address", "simulate --mode",   # their help names a file, they are not one
             "evaluate --reranker-fallback",                                                         # a choice of scorer
-            "validator setup --state-dir", "validator sync --state-dir"}                            # folders written, as --data
+            "validator setup --state-dir", "validator sync --state-dir", "coordinator finalize --publish-dir"}   # folders written, as --data
 
 
 def test_the_matrix_covers_every_file_option_of_the_cli():

@@ -105,3 +105,21 @@ def test_coordinator_finalize_command(served):
     assert lines[:2] == [f"epoch 4 finalized: 0 advance(s), new state root {rec['new_state_root']}", "threshold 500 ppm; next epoch 500 ppm (small_drift_down)"]
     gone = run_cli("coordinator", "finalize", "--epoch", 99, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key")
     assert (gone.returncode, gone.stderr) == (2, "coretex coordinator: error: --epoch 99: no such epoch\n")
+
+
+def test_coordinator_finalize_publishes_what_validators_fetch(served):
+    "--publish-dir writes each kept advance's signed report under its evalReportHash and the epoch's reveal record."
+    coord, rec, envs, uri, _, tmp = served
+    pub = tmp / "artifacts"
+    out = run_cli("coordinator", "finalize", "--epoch", 1, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key", "--reward", REWARD,
+                  "--multiplier-bps", 12_500, "--start-threshold-ppm", 750, "--publish-dir", pub, "--json")
+    assert out.returncode == 0, out.stderr
+    advanced = envs[0]
+    report = f"eval-reports/{advanced['evalReportHash'].lower()}.json"
+    assert json.loads(out.stdout)["files"] == [report, "eval-reports/epoch-1.reveal.json"] and len(rec.advances) == 1
+    assert json.loads((pub / report).read_text()) == json.loads(json.dumps(coord.store.verdict(advanced["dedupKey"])))
+    reveal = json.loads((pub / "eval-reports/epoch-1.reveal.json").read_text())
+    assert to_hex(keccak256(from_hex(reveal["epochSecret"]))) == reveal["commitment"] == coord.store.epoch(1).commitment
+    blocked = run_cli("coordinator", "finalize", "--epoch", 1, "--mongodb-uri", uri, "--key-file", tmp / "coordinator.key", "--reward", REWARD,
+                      "--multiplier-bps", 12_500, "--start-threshold-ppm", 750, "--publish-dir", pub / report)
+    assert blocked.returncode == 2 and blocked.stderr.startswith("coretex coordinator: error: --publish-dir") and "Traceback" not in blocked.stderr

@@ -227,9 +227,15 @@ def cmd_coordinator_finalize(args):
         except (FinalizeError, ValueError) as e:
             print(f"coretex coordinator: epoch {args.epoch} not finalized: {e}", file=sys.stderr); return 1
         published = publish_finalized(store, registry, args.epoch)
+        if args.publish_dir:   # what a validator fetches from the artifact base: each kept advance's report, the reveal record
+            from coretex.network.rescore import publish_reports
+            try: written = publish_reports(store, args.epoch, args.publish_dir)
+            except OSError as e: raise CliError(f"--publish-dir {args.publish_dir}: {e.strerror or e}") from None
     finally: close()
-    if args.json: emit(finalized_summary(rec) | ({"published": published} if published else {}))
-    else: print(render_finalized(rec, published))
+    if args.json: emit(finalized_summary(rec) | ({"published": published} if published else {}) | ({"files": written} if args.publish_dir else {}))
+    else:
+        print(render_finalized(rec, published))
+        if args.publish_dir: print(f"published under {args.publish_dir}: {', '.join(written) or 'nothing'}")
     return 0 if registry is None or published else 1
 
 def add_coordinator_finalize(csub):
@@ -242,6 +248,8 @@ def add_coordinator_finalize(csub):
     c.add_argument("--start-threshold-ppm", type=int_in(1, 10**6), default=MIN_IMPROVEMENT_PPM,
                    help=f"threshold of an epoch with no finalized predecessor (default {MIN_IMPROVEMENT_PPM}, the protocol's floor)")
     registry_options(c)
+    c.add_argument("--publish-dir", metavar="DIR", help="also write what validators fetch under DIR (the folder the artifact base URL serves): "
+                   "eval-reports/<evalReportHash>.json for each kept advance, and the epoch's reveal record")
     c.add_argument("--json", action="store_true", help="print the record as one JSON object instead of lines")
     c.set_defaults(func=cmd_coordinator_finalize)
 
