@@ -1761,6 +1761,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                           'coretex.evaluator.corpus._a': ('corpus.html#_a', 'coretex/evaluator/corpus.py'),
                                           'coretex.evaluator.corpus._check_models': ( 'corpus.html#_check_models',
                                                                                       'coretex/evaluator/corpus.py'),
+                                          'coretex.evaluator.corpus._distractors': ( 'corpus.html#_distractors',
+                                                                                     'coretex/evaluator/corpus.py'),
                                           'coretex.evaluator.corpus._doc': ('corpus.html#_doc', 'coretex/evaluator/corpus.py'),
                                           'coretex.evaluator.corpus._event': ('corpus.html#_event', 'coretex/evaluator/corpus.py'),
                                           'coretex.evaluator.corpus._memory_events': ( 'corpus.html#_memory_events',

@@ -324,16 +324,28 @@ def _query_events(i: int, f: dict, ti: int, twin: dict, oi: int, other: dict, sp
 HQ = {org: _CITIES[(7 * k + 3) % len(_CITIES)] for k, org in enumerate(_ORGS)}
 
 # %% ../../nbs/31_corpus.ipynb #7872d450
-def generate_corpus(n_people: int = 160, seed: int = 0, corpus_epoch: int = 0, probes_per_100: int = 12,
-                    ratios: dict = LAUNCH_SPLIT_RATIOS) -> Corpus:
+def _distractors(i: int, f: dict, k: int) -> list:
+    "k lexical distractors for person i's city query: the person's name beside other cities, so they compete with the truth."
+    p = f"p{i:06d}"
+    return [_neg(f"d_{p}_visit{j}", f"{f['name']} visited {c} and does not live in {c}.", "lexical_distractor")
+            for j, c in enumerate(x for x in _CITIES if x != f["city"]) if j < k]
+
+def generate_corpus(n_people: int = 160,  # persons (each gets memory events and one query per family)
+                    seed: int = 0,  # seeds the facts, twins and probes
+                    corpus_epoch: int = 0,  # the epoch the hidden split is drawn for
+                    probes_per_100: int = 12,  # abstention probes per 100 persons
+                    ratios: dict = LAUNCH_SPLIT_RATIOS,  # the split ratios
+                    distractors: int = 0,  # at most this many extra distractors per person's city query (0: none, the old corpus)
+                   ) -> Corpus:
     """A corpus of `n_people` people: their memory events, one query per family each, and abstention probes.
 
     Args:
-        n_people (int, default 160)
-        seed (int, default 0)
-        corpus_epoch (int, default 0)
-        probes_per_100 (int, default 12)
-        ratios (dict, default LAUNCH_SPLIT_RATIOS)
+        n_people (int, default 160): persons (each gets memory events and one query per family)
+        seed (int, default 0): seeds the facts, twins and probes
+        corpus_epoch (int, default 0): the epoch the hidden split is drawn for
+        probes_per_100 (int, default 12): abstention probes per 100 persons
+        ratios (dict, default LAUNCH_SPLIT_RATIOS): the split ratios
+        distractors (int, default 0): at most this many extra distractors per person's city query (0: none, the old corpus)
     """
     r = random.Random(seed)
     split = lambda eid: split_for(eid, corpus_epoch, ratios)
@@ -346,7 +358,12 @@ def generate_corpus(n_people: int = 160, seed: int = 0, corpus_epoch: int = 0, p
     for i, f in enumerate(facts):
         ti = i ^ 1 if (i ^ 1) < len(facts) else i
         oi = r.randrange(len(facts))
-        events += _query_events(i, f, ti, facts[ti], oi, facts[oi], split)
+        qs = _query_events(i, f, ti, facts[ti], oi, facts[oi], split)
+        if distractors:   # a separate stream, so the facts, twins and probes stay those of the old corpus
+            extra = _distractors(i, f, random.Random(f"{seed}:{i}").randint(0, distractors))
+            qs[0] = _event(qs[0]["id"], "near_collision", qs[0]["split"], qs[0]["queryText"], qs[0]["truthDocuments"],
+                           qs[0]["hardNegatives"] + extra)
+        events += qs
     for k in range(n_people * probes_per_100 // 100):
         eid, j = f"q_probe_{k:06d}", r.randrange(n_people)
         events.append(_event(eid, "abstention", split(eid), f"What is the blood type of {r.choice(_FIRST)} Q{k:05d}?", [],

@@ -23,12 +23,12 @@ class RunSpec:
     """What a seed's task needs besides its configuration: the corpus, the reranker, and how proposals are judged.
 
     Attributes:
-        corpus (str, default 'embedded'): embedded | generated:<persons>[:<seed>] | a production-corpus file or packed folder
+        corpus (str, default 'embedded'): embedded | generated:<persons>[:<seed>[:<distractors>]] | a production-corpus file or packed folder
         reranker (str, default 'token-overlap'): the evaluator's reranker (token-overlap, embedded, qwen or a model folder)
         mode (str, default 'in-loop'): in-loop: coretex's evaluator; surrogate: curves measured in the loop
         calibration (str | None, default None): surrogate: a calibration.json written by an in-loop run
     """
-    corpus: str = "embedded"        # embedded | generated:<persons>[:<seed>] | a production-corpus file or packed folder
+    corpus: str = "embedded"        # embedded | generated:<persons>[:<seed>[:<distractors>]] | a production-corpus file or packed folder
     reranker: str = "token-overlap" # the evaluator's reranker (token-overlap, embedded, qwen or a model folder)
     mode: str = "in-loop"           # in-loop: coretex's evaluator; surrogate: curves measured in the loop
     calibration: str|None = None    # surrogate: a calibration.json written by an in-loop run
@@ -39,12 +39,12 @@ class RunSpec:
 
 _CORPORA = {}   # spec -> Corpus, loaded once per process
 
-def corpus_of(spec: str,  # "embedded", "generated:<persons>[:<seed>]", or a production-corpus file or packed folder
+def corpus_of(spec: str,  # "embedded", "generated:<persons>[:<seed>[:<distractors>]]", or a production-corpus file or packed folder
               ):
     """The corpus a spec names: the embedded one, a generated one of N persons (`generated:N[:seed]`), or a file (loaded once per process).
 
     Args:
-        spec (str): "embedded", "generated:<persons>[:<seed>]", or a production-corpus file or packed folder
+        spec (str): "embedded", "generated:<persons>[:<seed>[:<distractors>]]", or a production-corpus file or packed folder
     """
     if spec in _CORPORA: return _CORPORA[spec]
     if spec == "embedded":
@@ -52,9 +52,9 @@ def corpus_of(spec: str,  # "embedded", "generated:<persons>[:<seed>]", or a pro
         corpus = embedded_corpus()
     elif spec.startswith("generated:"):
         from coretex.evaluator.corpus import generate_corpus
-        try: n, *seed = (int(x) for x in spec.split(":")[1:])
-        except ValueError: raise SimError(f"corpus {spec!r}: write generated:<persons>[:<seed>]") from None
-        corpus = generate_corpus(n, seed[0] if seed else 0)
+        try: n, *rest = (int(x) for x in spec.split(":")[1:])
+        except ValueError: raise SimError(f"corpus {spec!r}: write generated:<persons>[:<seed>[:<distractors>]]") from None
+        corpus = generate_corpus(n, *rest[:1], distractors=rest[1] if len(rest) > 1 else 0)
     else:
         from coretex.evaluator.cache import open_corpus
         corpus = open_corpus(spec)
