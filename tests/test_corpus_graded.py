@@ -1,4 +1,4 @@
-"The graded corpus option: old corpora unchanged; city queries with a varying number of competing distractors."
+"The graded corpus option: old corpora unchanged; employer (temporal) queries with a varying number of competing distractors."
 from coretex.evaluator.corpus import generate_corpus, NEG_RELEVANCE
 from coretex.simulate.runs import corpus_of
 
@@ -8,9 +8,9 @@ def test_default_corpus_unchanged():
     assert graded.root != old.root
     by_id = {e["id"]: e for e in graded.events}
     assert [e["id"] for e in old.events] == [e["id"] for e in graded.events]
-    for e in old.events:   # only the city queries' hard negatives and qrels grow; every other event is the old one
+    for e in old.events:   # only the employer (temporal) queries' hard negatives and qrels grow; every other event is the old one
         g = by_id[e["id"]]
-        if e["id"].endswith("_city") and e["id"].startswith("q_"):
+        if e["id"].endswith("_org") and e["id"].startswith("q_"):
             assert g["hardNegatives"][:len(e["hardNegatives"])] == e["hardNegatives"]
             assert g["truthDocuments"] == e["truthDocuments"] and g["queryText"] == e["queryText"]
         else: assert g == e
@@ -18,9 +18,9 @@ def test_default_corpus_unchanged():
 def test_distractor_counts_vary():
     c = generate_corpus(60, seed=3, distractors=6)
     extra = [sum(n["id"].split("_")[-1].startswith("visit") for n in e["hardNegatives"])
-             for e in c.events if e["id"].startswith("q_") and e["id"].endswith("_city")]
+             for e in c.events if e["id"].startswith("q_") and e["id"].endswith("_org")]
     assert len(extra) == 60 and max(extra) <= 6 and len(set(extra)) >= 5
-    e = next(e for e in c.events if e["id"].startswith("q_") and e["id"].endswith("_city") and len(e["hardNegatives"]) > 3)
+    e = next(e for e in c.events if e["id"].startswith("q_") and e["id"].endswith("_org") and len(e["hardNegatives"]) > 3)
     q = {x["documentId"]: x["relevance"] for x in e["qrels"]}
     assert all(q[n["id"]] == NEG_RELEVANCE["lexical_distractor"] for n in e["hardNegatives"][3:])
 

@@ -325,17 +325,18 @@ HQ = {org: _CITIES[(7 * k + 3) % len(_CITIES)] for k, org in enumerate(_ORGS)}
 
 # %% ../../nbs/31_corpus.ipynb #7872d450
 def _distractors(i: int, f: dict, k: int) -> list:
-    "k lexical distractors for person i's city query: the person's name beside other cities, so they compete with the truth."
+    "k lexical distractors for person i's temporal (employer) query: the person's name beside other employers."
     p = f"p{i:06d}"
-    return [_neg(f"d_{p}_visit{j}", f"{f['name']} visited {c} and does not live in {c}.", "lexical_distractor")
-            for j, c in enumerate(x for x in _CITIES if x != f["city"]) if j < k]
+    orgs = [o for o in _ORGS if o not in (f["new_org"], f["old_org"])]
+    return [_neg(f"d_{p}_visit{j}", f"Now and then, {f['name']} works with people at {o}.", "lexical_distractor")
+            for j, o in enumerate(orgs[:k])]
 
 def generate_corpus(n_people: int = 160,  # persons (each gets memory events and one query per family)
                     seed: int = 0,  # seeds the facts, twins and probes
                     corpus_epoch: int = 0,  # the epoch the hidden split is drawn for
                     probes_per_100: int = 12,  # abstention probes per 100 persons
                     ratios: dict = LAUNCH_SPLIT_RATIOS,  # the split ratios
-                    distractors: int = 0,  # at most this many extra distractors per person's city query (0: none, the old corpus)
+                    distractors: int = 0,  # at most this many extra distractors per person's employer query (0: none, the old corpus)
                    ) -> Corpus:
     """A corpus of `n_people` people: their memory events, one query per family each, and abstention probes.
 
@@ -345,7 +346,7 @@ def generate_corpus(n_people: int = 160,  # persons (each gets memory events and
         corpus_epoch (int, default 0): the epoch the hidden split is drawn for
         probes_per_100 (int, default 12): abstention probes per 100 persons
         ratios (dict, default LAUNCH_SPLIT_RATIOS): the split ratios
-        distractors (int, default 0): at most this many extra distractors per person's city query (0: none, the old corpus)
+        distractors (int, default 0): at most this many extra distractors per person's employer query (0: none, the old corpus)
     """
     r = random.Random(seed)
     split = lambda eid: split_for(eid, corpus_epoch, ratios)
@@ -361,8 +362,10 @@ def generate_corpus(n_people: int = 160,  # persons (each gets memory events and
         qs = _query_events(i, f, ti, facts[ti], oi, facts[oi], split)
         if distractors:   # a separate stream, so the facts, twins and probes stay those of the old corpus
             extra = _distractors(i, f, random.Random(f"{seed}:{i}").randint(0, distractors))
-            qs[0] = _event(qs[0]["id"], "near_collision", qs[0]["split"], qs[0]["queryText"], qs[0]["truthDocuments"],
-                           qs[0]["hardNegatives"] + extra)
+            t = qs[1]
+            qs[1] = _event(t["id"], "temporal", t["split"], t["queryText"], t["truthDocuments"], t["hardNegatives"] + extra,
+                           qrels=t["qrels"] + [{"documentId": n["id"], "relevance": NEG_RELEVANCE[n["category"]]} for n in extra],
+                           temporal=t["temporal"])
         events += qs
     for k in range(n_people * probes_per_100 // 100):
         eid, j = f"q_probe_{k:06d}", r.randrange(n_people)
