@@ -132,6 +132,10 @@ def answers(a, say, lines, res, seeds, tries, cfg, summary, loop_s, cal) -> None
     say("|---|---|---|")
     for q, x, y in rows: say(f"| {q} | {x} | {y} |")
     say("values: mean [95% t-interval of the mean] (sample sd) over the seeds")
+    gains = sorted(g for c in cal.curves.values() for g in c.gains)
+    if gains:
+        say(f"gains the loop measured (both packs accepted), every lever: {len(gains)} from {len(set(gains))} distinct values, "
+            f"{gains[0]:,} to {gains[-1]:,} ppm, median {gains[len(gains) // 2]:,}")
 
     def sweep(name, points, base):
         "Each point's surrogate seeds: the table's rows and the figure."

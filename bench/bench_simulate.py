@@ -9,8 +9,9 @@ epoch, and whether the two trajectories agree on every verdict (they must: the s
 surrogate (nbs/81e_surrogate) calibrated from the run's own samples runs the same configuration and seeds: its
 metrics table beside the in-loop one, and its time.
 
-The default configuration is a generated corpus of 400 persons (`generate_corpus(400)`: 330 hidden queries) with the
-token-overlap reranker, 160 persons active at the start (the fewest whose hidden queries fill a pack's quotas, and the
+The default configuration is a generated corpus of 400 persons (`generate_corpus(400, distractors=6)`: 330 hidden
+queries, each employer query with 0 to 6 lexical distractors, so a fix's gain is graded, not a fixed step; the stored
+8 x 500 throughput run predates it and names its corpus, `generated:400`, in its file) with the token-overlap reranker, 160 persons active at the start (the fewest whose hidden queries fill a pack's quotas, and the
 embedded corpus's size) and the other 240 onboarded on the reference's smooth schedule (a delta is published, and the
 controller held for an epoch, each time it adds 10 hidden queries), target one advance an epoch, start threshold 500 ppm (the protocol's floor, as `coretex coordinator finalize` starts).
 Sizes below 8 x 500 are extrapolated to 8 x 500 at the measured rate, and say so.
@@ -77,7 +78,7 @@ def main():
     ap.add_argument("--workers", type=int, default=2, help="Ray workers (0: the seeds one by one in this process)")
     ap.add_argument("--growth", default="smooth")
     ap.add_argument("--base-persons", type=int, default=160, help="persons active at the start (0: all)")
-    ap.add_argument("--corpus", default="generated:400")
+    ap.add_argument("--corpus", default="generated:400:0:6", help="generated:<persons>:<seed>:<distractors>, embedded or a file")
     ap.add_argument("--mix", default="honest=6,random=12,hillclimb=6", help="proposals per epoch by kind")
     ap.add_argument("--peer-epochs", type=int, default=30)
     ap.add_argument("--out", help="run folder (default: a temporary one); an interrupted run resumes from it")

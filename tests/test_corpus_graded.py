@@ -27,3 +27,26 @@ def test_distractor_counts_vary():
 def test_simulator_spec():
     assert corpus_of("generated:30:2:5").root == generate_corpus(30, 2, distractors=5).root
     assert corpus_of("generated:30:2").root == generate_corpus(30, 2).root
+
+
+def lever_gains(distractors: int) -> set:
+    "nDCG@10 gains of the honest temporal levers on each hidden employer query, through coretex's evaluator."
+    import random
+    from coretex.core.patch import prepare
+    from coretex.core.state import GENESIS
+    from coretex.evaluator.evaluate import score_state
+    from coretex.simulate.headroom import lever_states
+    from coretex.simulate.runs import RunSpec, evaluator_for
+    ev = evaluator_for(RunSpec(corpus=f"generated:200:0:{distractors}"))
+    parent, rng, gains = prepare(GENESIS), random.Random(0), set()
+    for q in [q for q in ev.corpus.hidden_events if q["family"] == "temporal"][:24]:
+        before = score_state(ev, [q], GENESIS).per_query[0].ndcg10
+        after = max(score_state(ev, [q], w).per_query[0].ndcg10
+                    for fam in ("temporal", "temporal2") for w in lever_states(ev, parent, fam, q, rng))
+        if after > before: gains.add(round(after - before, 6))
+    return gains
+
+def test_a_fix_gains_a_graded_amount():
+    old, graded = lever_gains(0), lever_gains(6)
+    assert len(old) == 1                         # the old corpus: one step for every employer query
+    assert len(graded) >= 5 and max(graded) <= max(old) + 1e-9   # graded: many amounts, none above the old step
