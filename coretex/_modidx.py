@@ -2758,6 +2758,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
             'coretex.network.mining': { 'coretex.network.mining.MiningContract': ( 'mining.html#miningcontract',
                                                                                    'coretex/network/mining.py'),
                                         'coretex.network.mining.commit': ('mining.html#commit', 'coretex/network/mining.py'),
+                                        'coretex.network.mining.commit_epoch': ('mining.html#commit_epoch', 'coretex/network/mining.py'),
                                         'coretex.network.mining.mining_context': ( 'mining.html#mining_context',
                                                                                    'coretex/network/mining.py'),
                                         'coretex.network.mining.open_epoch': ('mining.html#open_epoch', 'coretex/network/mining.py'),

@@ -39,7 +39,7 @@ def lever_gains(distractors: int) -> set:
     from coretex.simulate.runs import RunSpec, evaluator_for
     ev = evaluator_for(RunSpec(corpus=f"generated:200:0:{distractors}"))
     parent, rng, gains = prepare(GENESIS), random.Random(0), set()
-    for q in [q for q in ev.corpus.hidden_events if q["family"] == "temporal"][:24]:
+    for q in [q for q in ev.corpus.hidden_events if q["family"] == "temporal"][:40]:
         before = score_state(ev, [q], GENESIS).per_query[0].ndcg10
         after = max(score_state(ev, [q], w).per_query[0].ndcg10
                     for fam in ("temporal", "temporal2") for w in lever_states(ev, parent, fam, q, rng))
@@ -48,5 +48,5 @@ def lever_gains(distractors: int) -> set:
 
 def test_a_fix_gains_a_graded_amount():
     old, graded = lever_gains(0), lever_gains(6)
-    assert len(old) == 1                         # the old corpus: one step for every employer query
-    assert len(graded) >= 5 and max(graded) <= max(old) + 1e-9   # graded: many amounts, none above the old step
+    assert len(old) == 1          # the old corpus: one step for every employer query
+    assert len(graded) >= 10      # graded: as many amounts as there are distractor shapes the fix passes

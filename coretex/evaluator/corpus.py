@@ -324,11 +324,14 @@ def _query_events(i: int, f: dict, ti: int, twin: dict, oi: int, other: dict, sp
 HQ = {org: _CITIES[(7 * k + 3) % len(_CITIES)] for k, org in enumerate(_ORGS)}
 
 # %% ../../nbs/31_corpus.ipynb #7872d450
-def _distractors(i: int, f: dict, k: int) -> list:
-    "k lexical distractors for person i's temporal (employer) query: the person's name beside other employers."
+_CROWD = "many kind young local skilled".split()   # words that lengthen a distractor, so each scores its own against the query
+
+def _distractors(i: int, f: dict, k: int, rng: random.Random) -> list:
+    "k lexical distractors for person i's employer query: the person's name beside other employers, 0 to 4 words longer each."
     p = f"p{i:06d}"
     orgs = [o for o in _ORGS if o not in (f["new_org"], f["old_org"])]
-    return [_neg(f"d_{p}_visit{j}", f"Now and then, {f['name']} works with people at {o}.", "lexical_distractor")
+    crowd = lambda: "".join(w + " " for w in _CROWD[:rng.randint(0, 4)])
+    return [_neg(f"d_{p}_visit{j}", f"Now and then, {f['name']} works with {crowd()}people at {o}.", "lexical_distractor")
             for j, o in enumerate(orgs[:k])]
 
 def generate_corpus(n_people: int = 160,  # persons (each gets memory events and one query per family)
@@ -361,7 +364,8 @@ def generate_corpus(n_people: int = 160,  # persons (each gets memory events and
         oi = r.randrange(len(facts))
         qs = _query_events(i, f, ti, facts[ti], oi, facts[oi], split)
         if distractors:   # a separate stream, so the facts, twins and probes stay those of the old corpus
-            extra = _distractors(i, f, random.Random(f"{seed}:{i}").randint(0, distractors))
+            dr = random.Random(f"{seed}:{i}")
+            extra = _distractors(i, f, dr.randint(0, distractors), dr)
             t = qs[1]
             qs[1] = _event(t["id"], "temporal", t["split"], t["queryText"], t["truthDocuments"], t["hardNegatives"] + extra,
                            qrels=t["qrels"] + [{"documentId": n["id"], "relevance": NEG_RELEVANCE[n["category"]]} for n in extra],
