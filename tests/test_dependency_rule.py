@@ -20,8 +20,10 @@ from coretex.core.state import GENESIS
 from coretex.demo import abstention_patch
 from coretex.evaluator.cache import EvalCache
 from coretex.evaluator.corpus import load_corpus
-from coretex.evaluator.evaluate import (Evaluator, ENTITY_ATOM_SLOTS, SCOPE_ATOM_SLOTS, evaluate_patch, order_query, query_affected,
-                                        query_reads, query_shape, view_changes)
+from coretex.evaluator.evaluate import Evaluator, evaluate_patch, order_query
+from coretex.evaluator.dependency import query_affected, query_reads, view_changes
+from coretex.evaluator.intents import query_shape
+from coretex.evaluator.views import ENTITY_ATOM_SLOTS, SCOPE_ATOM_SLOTS
 from coretex.evaluator.rerank import TokenOverlapReranker
 
 SH = ROOT.parent / "shared" / "vectors" / "coretex"

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from threadpoolctl import threadpool_limits
 from helpers import ROOT, run_cli
-from coretex.consensus.loosh import VectorTable, evaluate_responses, set_weights_128, weight_inputs, polarity_agreement, polarity_consensus
+from coretex.consensus.loosh_evaluate import evaluate_responses
+from coretex.consensus.loosh_inputs import VectorTable
+from coretex.consensus.loosh_theta import polarity_agreement, polarity_consensus
+from coretex.consensus.loosh_weights import set_weights_128, weight_inputs
 
 VEC = ROOT.parent / "shared" / "vectors" / "loosh"
 pytestmark = pytest.mark.skipif(not (VEC / "sets.json.gz").exists(), reason="../shared/vectors is not beside the checkout")

@@ -6,9 +6,10 @@ from collections import Counter
 from pathlib import Path
 import numpy as np
 import pytest
-from coretex.consensus.sybil import (SYBIL_RULE_SETS, Attack, EDIT_LEVELS, EmbeddingCache, GeneratorError, TextDetector, attack_suite,
-                                     coretex_emissions, detect_copies, edit_copy, honest_answer, in_order_share, make_scenario,
-                                     overlap_copies, seed_emissions, unit_alignment, units, word_containment, word_overlap, words)
+from coretex.consensus.sybil import (Attack, EDIT_LEVELS, EmbeddingCache, GeneratorError, attack_suite, edit_copy, honest_answer,
+                                     make_scenario, words)
+from coretex.consensus.sybil_detector import (SYBIL_RULE_SETS, TextDetector, coretex_emissions, detect_copies, in_order_share,
+                                              overlap_copies, seed_emissions, unit_alignment, units, word_containment, word_overlap)
 from coretex.consensus.sybil_corpus import (INSEPARABLE, KIND_ORDER, concat, corpus_suite, honest_case, jaccard, load_corpus, paraphrase, reorder,
                                             short, truncate70)
 from coretex.consensus.sybil_heldout import SEPARABLE, honest_rows, pair_rows, policy_rows, pooled, score_cases
@@ -268,7 +269,7 @@ def test_duplicates_policy_each_is_the_seed_pipeline(heldout):
 # ---------------------------------------------------------------- evidence beyond the text
 
 def test_entity_pairs_are_where_loosh_caps_a_vote():
-    from coretex.consensus.loosh import entity_caps
+    from coretex.consensus.loosh_inputs import entity_caps
     rng = random.Random(3)
     for _ in range(200):
         n = rng.randint(2, 9)

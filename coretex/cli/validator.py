@@ -255,7 +255,8 @@ def artifact_source(args) -> str|None:
     """
     if args.artifact_base_url or args.artifacts: return args.artifact_base_url or args.artifacts
     state = os.path.join(args.state_dir or os.environ.get("CORETEX_VALIDATOR_STATE_DIR") or ".coretex-validator", "validator-sync-state.json")
-    try: recorded = json.loads(open(state).read()).get("setup", {}).get("artifactBaseUrl")
+    try:
+        with open(state) as fh: recorded = json.load(fh).get("setup", {}).get("artifactBaseUrl")
     except (OSError, ValueError): recorded = None
     return recorded or os.environ.get("CORETEX_ARTIFACT_BASE_URL") or None
 
