@@ -83,7 +83,6 @@ def commit_epoch(mining: MiningContract,  # the mining contract
     mining.set_context(epoch, parent_root, pins)
     mining.commit(epoch, commitment)
 
-
 # %% ../../nbs/51b_mining.ipynb #a11d4997
 def open_epoch(registry: RegistryContract,  # the registry the epoch's advances go to
                mining: MiningContract,  # the mining contract holding its commit

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from ..core.keccak import from_hex, to_hex, HexError
 from ..core.state import state_root, words_from_bytes
-from .follower import Follower, SyncError
+from .follower import Follower, SyncError, write_atomic
 from .receipt import ReceiptError, decode_calldata, secret_commitment
 from .replay import ChainBlocks, evaluator_scorer, replay_envelope
 
@@ -184,8 +184,7 @@ def publish_reports(store,  # the coordinator's store (54_coordinator), the epoc
     (folder / "eval-reports").mkdir(parents=True, exist_ok=True)
     written = []
     def put(path: str, doc: dict):
-        (folder / f"{path}.part").write_text(json.dumps(doc)); (folder / f"{path}.part").replace(folder / path)
-        written.append(path)
+        write_atomic(folder / path, json.dumps(doc).encode()); written.append(path)
     for a in rec.advances:
         env = store.verdict(store.job(a["job_id"]).dedup_key)
         put(report_paths(env["evalReportHash"], epoch_id)[0], env)
@@ -218,8 +217,7 @@ def corpus_evaluators(state_dir,  # the validator's state folder: setup's record
         path = state / "corpora" / f"{root}.json"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.with_suffix(".part").write_text(json.dumps(corpus_at(state, base, root)))
-            path.with_suffix(".part").replace(path)
+            write_atomic(path, json.dumps(corpus_at(state, base, root)).encode())
         made[root] = make(load_corpus(path))
         return made[root]
     return get

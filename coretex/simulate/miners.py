@@ -9,7 +9,7 @@ __all__ = ['R5', 'MEMORY0', 'TEMPORAL_SLOTS', 'ANCHOR_SLOTS', 'CONFLICT_ANCHORS'
            'temporal_unit', 'conflict_atom', 'evidence_atom', 'anchored_slot', 'false_stale', 'build', 'person_of',
            'Public', 'failing', 'random_writes', 'local_mutation', 'spam', 'public_gain', 'anchor', 'hill_climb',
            'family_of', 'World', 'Miner', 'targets', 'honest', 'copy_of', 'copycat', 'public_trial', 'strategic',
-           'learn', 'aim_lever', 'roster', 'slots', 'epoch_plan']
+           'count_trial', 'thompson_aim', 'learn', 'aim_lever', 'roster', 'slots', 'epoch_plan']
 
 # %% ../../nbs/81a_miners.ipynb #33062400
 import random, re
@@ -638,6 +638,43 @@ PROPOSERS = {
 }
 
 # %% ../../nbs/81a_miners.ipynb #111925c6
+def count_trial(stats: dict,     # lever -> [trials, successes]; changed in place
+                family: str,     # the lever tried
+                success: bool,   # a trial that gained, or a proposal both packs accepted
+                ) -> list:
+    """Count one trial of `family`; its [trials, successes].
+
+    Args:
+        stats (dict): lever -> [trials, successes]; changed in place
+        family (str): the lever tried
+        success (bool): a trial that gained, or a proposal both packs accepted
+    """
+    t = stats.setdefault(family, [0, 0])
+    t[0] += 1
+    t[1] += bool(success)
+    return t
+
+def thompson_aim(stats: dict,         # lever -> [trials, successes]; trials add to it
+                 fams,                # the levers it may pull
+                 trials: int,         # trials before it aims
+                 trial,               # lever -> whether a trial of it gained (None: no trial was at hand)
+                 rng: random.Random,  # the draws
+                 ) -> str:
+    """The lever with the highest Thompson draw over `stats`, after `trials` trials of drawn levers (the loop's and the surrogate's aim).
+
+    Args:
+        stats (dict): lever -> [trials, successes]; trials add to it
+        fams: the levers it may pull
+        trials (int): trials before it aims
+        trial: lever -> whether a trial of it gained (None: no trial was at hand)
+        rng (random.Random): the draws
+    """
+    draw = lambda: max((rng.betavariate(1 + s[1], 1 + s[0] - s[1]), f) for f in fams for s in [stats.get(f, [0, 0])])[1]
+    for _ in range(trials):
+        fam = draw()
+        if (ok := trial(fam)) is not None: count_trial(stats, fam, ok)
+    return draw()
+
 def learn(m: Miner,        # the miner whose memory keeps, per lever, [trials, successes]
           family: str,     # the lever tried
           success: bool,   # a public trial that raised its query, or a proposal both packs accepted
@@ -649,10 +686,7 @@ def learn(m: Miner,        # the miner whose memory keeps, per lever, [trials, s
         family (str): the lever tried
         success (bool): a public trial that raised its query, or a proposal both packs accepted
     """
-    t = m.memory.setdefault("levers", {}).setdefault(family, [0, 0])
-    t[0] += 1
-    t[1] += bool(success)
-    return t
+    return count_trial(m.memory.setdefault("levers", {}), family, success)
 
 def aim_lever(m: Miner,    # an honest miner
               w: World,    # what it sees
@@ -665,12 +699,8 @@ def aim_lever(m: Miner,    # an honest miner
         w (World): what it sees
         fams (list): the levers whose public queries the live state fails
     """
-    stats = m.memory.setdefault("levers", {})
-    draw = lambda: max((m.rng.betavariate(1 + s[1], 1 + s[0] - s[1]), f) for f in fams for s in [stats.get(f, [0, 0])])[1]
-    for _ in range(w.candidates):
-        fam = draw()
-        if (g := public_trial(m, w, fam)) is not None: learn(m, fam, g > 0)
-    return draw()
+    gained = lambda fam: None if (g := public_trial(m, w, fam)) is None else g > 0
+    return thompson_aim(m.memory.setdefault("levers", {}), fams, w.candidates, gained, m.rng)
 
 # %% ../../nbs/81a_miners.ipynb #b5f8390e
 POPULATIONS = ("round-robin", "mixed-honest", "weak-rare-strong", "strong-burst", "adaptive-hillclimber", "tiers")

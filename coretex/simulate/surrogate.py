@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from ..economy.difficulty import next_min_improvement_ppm
 from ..economy.work_units import OUTCOME_CORETEX_SCREENER_PASS, OUTCOME_CORETEX_STATE_ADVANCE, compute_core_tex_work_units_bps
-from .miners import LEVERS, Public, epoch_plan, roster
+from .miners import LEVERS, Public, epoch_plan, roster, count_trial, thompson_aim
 from .headroom import ORACLE, Frontier
 from .loop import ORACLE_OF, EpochRecord, SimConfig, quality_attempts, sim_hash
 
@@ -182,12 +182,7 @@ def surrogate_aim(stats: dict,         # lever -> [trials, successes]: one hones
         chance: lever -> the chance a public trial of it gains (its reach)
         rng (random.Random): the surrogate epoch's draws
     """
-    draw = lambda: max((rng.betavariate(1 + s[1], 1 + s[0] - s[1]), f) for f in fams for s in [stats.get(f, [0, 0])])[1]
-    for _ in range(trials):
-        f = draw()
-        t = stats.setdefault(f, [0, 0])
-        t[0], t[1] = t[0] + 1, t[1] + (rng.random() < chance(f))
-    return draw()
+    return thompson_aim(stats, fams, trials, lambda f: rng.random() < chance(f), rng)
 
 def surrogate_family(strategy: str,        # the miner's strategy, e.g. "honest", "copycat", "strategic"
                      tier: str,            # an honest miner's tier ("strong" may use temporal2)
@@ -269,7 +264,7 @@ def surrogate_epoch(cfg: SimConfig,     # the run's configuration
             last[0] = fam
         elif rng.random() < c.p_pass(cal.state_threshold): passes.append(i); row[1] += 1
         else: ok = False
-        if aim: t = memory[i].setdefault(fam, [0, 0]); t[0], t[1] = t[0] + 1, t[1] + ok   # the miner reads its verdict
+        if aim: count_trial(memory[i], fam, ok)   # the miner reads its verdict
     return advanced, passes, by
 
 def surrogate_run(cfg: SimConfig,    # the run's configuration
