@@ -20,7 +20,7 @@ from coretex.core.seeds import split_for
 from coretex.core.state import GENESIS
 from coretex.network.artifacts import LAUNCH_FILE, ArtifactServer, artifact_name, publish_launch
 from coretex.core.keccak import keccak256, to_hex
-from coretex.network.mining import MiningContract, open_epoch
+from coretex.network.mining import MiningContract, commit_epoch, open_epoch
 from coretex.network.registry import EpochPins, RegistryContract, random_patch
 from coretex.network.rotations import rotation_paths, publish_rotation
 from coretex.network.trust import build_corpus_delta
@@ -182,9 +182,8 @@ def test_a_wrong_epoch_commit(net, tmp_path):
     "A mining contract (pointing at the same registry) whose commit for the current epoch is not the registry's."
     chain = net["registry"].chain
     wrong = MiningContract.deploy(chain, net["registry"].address)
-    wrong.set_context(2, bytes(32), net["pins"])
     other = keccak256(b"not the registry's commit")
-    wrong.commit(2, other)
+    commit_epoch(wrong, 2, bytes(32), net["pins"], other)
     wrong.set_epoch(2)
     assert validator(net, tmp_path, "--artifact-base-url", net["base"], command="setup")[0] == 0
     rc, _, err = validator(net, tmp_path, "--mining-contract", wrong.address)
