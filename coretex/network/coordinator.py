@@ -478,7 +478,7 @@ def head(self) -> int:
 # %% ../../nbs/54_coordinator.ipynb #cbedbc1b
 @patch_to(CoordinatorStore)
 def settle(self, held: dict) -> str|None:
-    """The id of the job a claim holds, that job stored again if a crash lost it; None, the claim released, if it holds nothing (its job finished, or a claim from before claims held their job).
+    """The id of the job a claim holds, that job stored again if a crash lost it; None, the claim released, if it holds nothing (its job finished, its patch's verdict already cached, or a claim from before claims held their job).
 
     Args:
         held (dict)
@@ -486,6 +486,9 @@ def settle(self, held: dict) -> str|None:
     job = held.get("job")
     if job is None: self.db.inflight.delete_one({"_id": held["_id"], "job": None}); return None
     d = self.db.jobs.find_one({"_id": job["_id"]}, {"status": 1})
+    if d is None and self.verdict(job["dedupKey"]) is not None:
+        # its claimant found the verdict cached and is letting go (or crashed after it): no job to store again
+        self.release(held["_id"], job["_id"]); return None
     if d is None: self.add_job(job)
     elif d["status"] in ("done", "failed"): self.release(held["_id"], job["_id"]); return None
     return job["_id"]
