@@ -1,6 +1,12 @@
 "Timing helpers shared by the benchmarks."
-import functools, time
+import functools, importlib, sys, time
 from collections import defaultdict
+
+
+def peer_library(module: str):
+    "A benchmark's peer library, imported; one line and exit status 1 when it is missing (the peers are the `bench` extra)."
+    try: return importlib.import_module(module)
+    except ImportError: sys.exit(f"{module} is not installed; the benchmarks' peers come with: pip install -e \".[bench]\"")
 
 
 def rate(fn, seconds: float) -> float:

@@ -3,7 +3,7 @@ Run: python bench/bench_ndcg.py [--queries 100000]
 """
 import argparse, random
 import numpy as np
-from _util import timed
+from _util import peer_library, timed
 from coretex.evaluator.metrics import ndcg_at_k
 
 
@@ -11,7 +11,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=100_000)
     a = ap.parse_args()
-    from ranx import Qrels, Run, evaluate
+    ranx = peer_library("ranx"); Qrels, Run, evaluate = ranx.Qrels, ranx.Run, ranx.evaluate
     rng = random.Random(0)
     qrels, runs = {}, {}
     for i in range(a.queries):

@@ -7,7 +7,7 @@ Run: python bench/bench_stage1.py [--docs 300000] [--queries 200]
 """
 import argparse, time
 import numpy as np
-from _util import timed
+from _util import peer_library, timed
 from coretex.evaluator.corpus import generate_corpus
 from coretex.evaluator.retrieval import BM25Index, tokenize, top_k
 
@@ -39,7 +39,7 @@ def bench_bm25(texts, queries, k):
 
 
 def bench_dense(n, queries, k, dim=384):
-    import faiss
+    faiss = peer_library("faiss")
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, dim), dtype=np.float32); x /= np.linalg.norm(x, axis=1, keepdims=True)
     q = rng.standard_normal((queries, dim), dtype=np.float32); q /= np.linalg.norm(q, axis=1, keepdims=True)
