@@ -628,18 +628,23 @@ def format_shown_cells(
         nb_path: a notebook's path; rewritten in place when a cell changes
         width (int, default 88): the column, in characters
     """
-    import importlib.util, subprocess, sys
+    import importlib.util, subprocess, sys, tempfile
     if importlib.util.find_spec("ruff") is None: raise RuntimeError("formatting cells needs ruff: pip install ruff")
     nb, changed = json.loads(Path(nb_path).read_text()), 0
-    for c in nb["cells"]:
-        src = "".join(c["source"])
-        if c["cell_type"] != "code" or not src.strip() or _NOT_SHOWN.match(src) or re.search(r"^\s*[%!]", src, re.M): continue   # magics are not Python
-        r = subprocess.run([sys.executable, "-m", "ruff", "format", f"--line-length={width}", "--stdin-filename", "cell.py", "-"],
-                           input=src, capture_output=True, text=True)
-        new = r.stdout.rstrip("\n") + (";" if src.rstrip().endswith(";") and not r.stdout.rstrip().endswith(";") else "")   # `;` hides a value
-        if r.returncode == 0 and new != src: c["source"], changed = new.splitlines(True), changed + 1
+    shown = [c for c in nb["cells"] if c["cell_type"] == "code" and (src := "".join(c["source"])).strip()
+             and not _NOT_SHOWN.match(src) and not re.search(r"^\s*[%!]", src, re.M)]   # magics are not Python
+    with tempfile.TemporaryDirectory() as d:   # one ruff for the notebook: a process per cell took most of a minute over the site
+        files = [Path(d) / f"cell{i}.py" for i in range(len(shown))]
+        for f, c in zip(files, shown): f.write_text("".join(c["source"]))
+        # a cell ruff cannot parse is left as it is (its file unchanged); --isolated: no config from wherever the files are
+        if files: subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={width}", *map(str, files)], capture_output=True)
+        for f, c in zip(files, shown):
+            src, out = "".join(c["source"]), f.read_text().rstrip("\n")
+            new = out + (";" if src.rstrip().endswith(";") and not out.endswith(";") else "")   # `;` hides a value
+            if new != src.rstrip("\n"): c["source"], changed = new.splitlines(True), changed + 1
     if changed: Path(nb_path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return changed
+
 
 # %% ../nbs/82_docs.ipynb #6dda675e
 # Sphinx's configuration, written as conf.py beside the staged notebooks
