@@ -44,3 +44,13 @@ def test_serve_accepts_evaluates_and_refuses(tmp_path):
             assert call(f"{base}/jobs/nope")[0] == 404
         finally:
             p.terminate(); p.wait(20)
+
+
+def test_building_the_evaluator_loads_no_model_runtime():
+    """A coordinator builds its Evaluator at start; the bi-encoder is loaded when a query without a stored vector is
+    first embedded, so `serve` is up in seconds (importing sentence-transformers alone is most of a cold start)."""
+    import subprocess, sys
+    probe = ("import sys; from coretex import Evaluator; ev = Evaluator(); "
+             "print(ev.fs.embedder.name, [m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules])")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert r.stdout.strip() == "all-MiniLM-L6-v2 []", r.stdout + r.stderr[-2000:]

