@@ -616,7 +616,7 @@ def readme_from_index(
 
 
 # %% ../nbs/82_docs.ipynb #02a3e3a6
-_NOT_SHOWN = re.compile(r"#\|\s*(export|exporti|exports|hide|default_exp)\b")
+_NOT_SHOWN = re.compile(r"\A#\|\s*(export|exporti|exports|hide|default_exp)\b|^\s*[%!]", re.M)   # not on the page, or a magic (not Python)
 
 def format_shown_cells(
     nb_path,  # a notebook's path; rewritten in place when a cell changes
@@ -631,16 +631,13 @@ def format_shown_cells(
     import importlib.util, subprocess, sys, tempfile
     if importlib.util.find_spec("ruff") is None: raise RuntimeError("formatting cells needs ruff: pip install ruff")
     nb, changed = json.loads(Path(nb_path).read_text()), 0
-    shown = [c for c in nb["cells"] if c["cell_type"] == "code" and (src := "".join(c["source"])).strip()
-             and not _NOT_SHOWN.match(src) and not re.search(r"^\s*[%!]", src, re.M)]   # magics are not Python
+    shown = [c for c in nb["cells"] if c["cell_type"] == "code" and (src := "".join(c["source"])).strip() and not _NOT_SHOWN.search(src)]
     with tempfile.TemporaryDirectory() as d:   # one ruff for the notebook: a process per cell took most of a minute over the site
         files = [Path(d) / f"cell{i}.py" for i in range(len(shown))]
         for f, c in zip(files, shown): f.write_text("".join(c["source"]))
-        # a cell ruff cannot parse is left as it is (its file unchanged); --isolated: no config from wherever the files are
         if files: subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={width}", *map(str, files)], capture_output=True)
-        for f, c in zip(files, shown):
-            src, out = "".join(c["source"]), f.read_text().rstrip("\n")
-            new = out + (";" if src.rstrip().endswith(";") and not out.endswith(";") else "")   # `;` hides a value
+        for f, c in zip(files, shown):   # a cell ruff cannot parse keeps its file as it was; --isolated: no config from the files' folder
+            src, out = "".join(c["source"]), f.read_text().rstrip("\n"); new = out + (";" if src.rstrip().endswith(";") and not out.endswith(";") else "")   # `;` hides a value
             if new != src.rstrip("\n"): c["source"], changed = new.splitlines(True), changed + 1
     if changed: Path(nb_path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
     return changed

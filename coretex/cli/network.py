@@ -116,8 +116,8 @@ def cmd_coordinator_serve(args):
             try: metrics = start_http_server(args.metrics_port, args.metrics_host, registry(coord, http))[0]
             except OSError as e: raise CliError(f"cannot serve metrics on {args.metrics_host}:{args.metrics_port}: {e.strerror}") from None
             say(f"metrics at http://{args.metrics_host}:{args.metrics_port}/metrics")
-        say(f"coordinator listening on http://{args.host}:{http.port} (signer {coord.signer.address})")
-        http.run()   # the front's loop takes SIGTERM / SIGINT itself and returns
+        # said once the loop takes SIGTERM itself: a supervisor that stops serve as soon as it reads this line gets the clean stop
+        http.run(ready=lambda: say(f"coordinator listening on http://{args.host}:{http.port} (signer {coord.signer.address})"))
     except (SystemExit, KeyboardInterrupt): pass   # a signal landing just outside that loop: the same clean stop
     finally:
         stop.set()

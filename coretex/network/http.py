@@ -503,21 +503,28 @@ def _rust_threads_gone(self, timeout: float = 5.0) -> None:
     while any(os.path.exists(f"/proc/self/task/{t}") for t in self._native) and time.monotonic() < deadline: time.sleep(0.01)
 
 @patch_to(HttpIntake)
-async def _serve(self) -> None:
+async def _serve(self, ready=None) -> None:
     self.loop, self._before = asyncio.get_running_loop(), _tasks()
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGTERM, signal.SIGINT): self.loop.add_signal_handler(s, self._stop)
     self.loop.call_soon(self._ready.set)
+    if ready: self.loop.call_soon(ready)
     watch, guard = asyncio.create_task(self._watch_descriptors()), asyncio.create_task(self.guard.serve())
     try: await self.server.serve()
     finally: watch.cancel(); guard.cancel()
 
 # %% ../../nbs/54a_http.ipynb #95813c9a
 @patch_to(HttpIntake)
-def run(self) -> None:
-    "Serve until SIGTERM / SIGINT (in the main thread) or `stop`; the signals' handlers are put back after (serve's worker may still be finishing)."
+def run(self,
+        ready=None,  # called once, in the loop, when the front serves and takes the signals: where a caller says it is listening
+        ) -> None:
+    """Serve until SIGTERM / SIGINT (in the main thread) or `stop`; the signals' handlers are put back after (serve's worker may still be finishing).
+
+    Args:
+        ready (default None): called once, in the loop, when the front serves and takes the signals: where a caller says it is listening
+    """
     before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)} if threading.current_thread() is threading.main_thread() else {}
-    try: asyncio.run(self._serve())
+    try: asyncio.run(self._serve(ready))
     finally:
         for s, h in before.items(): signal.signal(s, h)
         self.sock.close(); self._inner.close(); self.front.pool.shutdown(wait=True); self._rust_threads_gone()
