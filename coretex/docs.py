@@ -635,8 +635,8 @@ def format_shown_cells(
     with tempfile.TemporaryDirectory() as d:   # one ruff for the notebook: a process per cell took most of a minute over the site
         files = [Path(d) / f"cell{i}.py" for i in range(len(shown))]
         for f, c in zip(files, shown): f.write_text("".join(c["source"]))
-        if files: subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", f"--line-length={width}", *map(str, files)], capture_output=True)
-        for f, c in zip(files, shown):   # a cell ruff cannot parse keeps its file as it was; --isolated: no config from the files' folder
+        if files: subprocess.run([sys.executable, "-m", "ruff", "format", "--isolated", "--no-cache", f"--line-length={width}", *map(str, files)], capture_output=True)
+        for f, c in zip(files, shown):   # a cell ruff cannot parse keeps its file as it was; no config read, no cache left in the working folder
             src, out = "".join(c["source"]), f.read_text().rstrip("\n"); new = out + (";" if src.rstrip().endswith(";") and not out.endswith(";") else "")   # `;` hides a value
             if new != src.rstrip("\n"): c["source"], changed = new.splitlines(True), changed + 1
     if changed: Path(nb_path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
