@@ -36,6 +36,13 @@ def test_reranker_scores(reranker_vectors, field, kw):
     assert n and max(diffs) <= 1e-5
 
 
+def test_the_reranker_bound_is_inside_the_replay_tolerance():
+    "The 1e-5 the scores are held to is inside the bundle's replay tolerance, so a score within it cannot flip a replay."
+    from coretex.core.seeds import load_manifest
+    from coretex.toolkit.runtime import bundle_runtime
+    assert 1e-5 < bundle_runtime(load_manifest())["replayTolerancePpm"] * 1e-6
+
+
 def test_reranker_truncation_is_the_runners(reranker_vectors):
     "Prompt lengths before the cut are the vectors' promptTokens; the 2,048 cut changes exactly the longer prompts."
     from coretex.evaluator.rerank import QwenReranker, qwen_prompt
@@ -78,6 +85,17 @@ def test_biencoder_bytes(biencoder_vectors, field, layout, kw):
             worst = max([worst] + [header_ulps(g, w) for g, w in zip(got, r[field])])
     print(f"{field}: {exact}/{total} byte-equal, every code equal, largest header difference {worst} ulps")
     assert worst <= 8
+
+
+def test_a_text_alone_keeps_its_codes_and_encode_is_the_stored_bytes(biencoder_vectors):
+    """A text embedded alone is padded to its own width: its int8 codes are those of the batch (the header may move by
+    an ulp); `encode` gives exactly the vectors the stored bytes decode to."""
+    from coretex.toolkit.embeddings import BiEncoder, decode_stored
+    be = BiEncoder(str(MODELS / "tiny-bge-m3"), {"dim": 32, "quantization": "int8"})
+    texts = biencoder_vectors["requests"][0]["texts"]
+    got = be.stored(texts)
+    assert [be.stored([t])[0][8:] for t in texts[:16]] == [g[8:] for g in got[:16]]
+    assert np.array_equal(be.encode(texts), np.array([decode_stored(h, be.layout) for h in got]))
 
 
 def test_quantisation_is_the_runners(biencoder_vectors):
